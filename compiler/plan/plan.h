@@ -1,0 +1,235 @@
+// The experiment plan: the typed result of compiling a `.pos` experiment.
+//
+// This is the contract between the compiler (which knows syntax, names and
+// diagnostics) and the runtime (which knows tensors). Nothing here refers to
+// source text: every name has been resolved, every stdlib component has been
+// expanded into primitive operations, every default has been filled in and every
+// value range has been checked. The runtime may assume a plan is valid.
+//
+// Deliberately free of LibTorch so that the front end compiles quickly.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace posc::plan {
+
+// ---------------------------------------------------------------------------
+// Index channels. Every token carries one integer per channel; positional
+// components read them. See docs/language.md for their exact values.
+enum class Channel : uint8_t {
+  Position,  // 0, 1, 2, ... along the sequence
+  Column,    // place value of a digit token (units = 1); 0 for non-digits
+  Row,       // which operand (0, 1, ...), the answer row = operand count
+  Kind,      // TokenKind as an integer
+};
+inline constexpr int kChannelCount = 4;
+const char* channelName(Channel c);
+
+// Token kinds, for exemptions and sinks.
+enum class TokenKind : uint8_t {
+  Digit = 0,      // a token holding k digits
+  Separator = 1,  // '+' and '='
+  Special = 2,    // end-of-answer, padding
+};
+const char* tokenKindName(TokenKind k);
+
+// A set of token kinds (bit i = TokenKind i).
+struct KindSet {
+  uint8_t bits = 0;
+  bool contains(TokenKind k) const { return bits & (1u << static_cast<int>(k)); }
+  void insert(TokenKind k) { bits |= static_cast<uint8_t>(1u << static_cast<int>(k)); }
+  bool empty() const { return bits == 0; }
+};
+
+// ---------------------------------------------------------------------------
+// The task. Only multi-operand addition exists so far.
+enum class DigitOrder : uint8_t {
+  Reversed,  // least significant digit (token) first, answer units first
+  Padded,    // most significant first, operands zero-padded to the longest
+             // training/test length, answer padded to that length + 1
+};
+
+struct TaskPlan {
+  int operands = 2;
+  int digits_per_token = 1;  // k: one token holds k decimal digits
+  DigitOrder order = DigitOrder::Reversed;
+  int train_min_digits = 1;  // operand lengths in digits, sampled uniformly
+  int train_max_digits = 10; // per operand, freshly for every problem
+  std::vector<int> test_digits;    // each test length (digits per operand)
+  int problems_per_length = 90;
+  uint64_t test_seed = 1234;  // test problems are a function of this alone
+};
+
+// ---------------------------------------------------------------------------
+// The model.
+enum class MlpKind : uint8_t { Gelu, Reglu };
+enum class NormKind : uint8_t { LayerNorm, RmsNorm };
+enum class Precision : uint8_t { F32, F64, Bf16Mixed };
+enum class SoftmaxKind : uint8_t { Standard, Softmax1 };  // softmax1: 1 + sum in denominator
+
+struct ModelPlan {
+  int layers = 6;
+  int width = 384;
+  int heads = 6;
+  int head_dim = 64;      // width / heads
+  int mlp_hidden = 1536;  // hidden width of the feed-forward block
+  MlpKind mlp = MlpKind::Gelu;
+  NormKind norm = NormKind::LayerNorm;
+  bool tied_embeddings = true;
+  Precision precision = Precision::F32;
+  SoftmaxKind softmax = SoftmaxKind::Standard;
+  double dropout = 0.0;
+};
+
+// ---------------------------------------------------------------------------
+// Positional components, after expansion of stdlib definitions.
+
+// A per-sequence random scale factor (random stretch). Sampled once per
+// training sequence; evaluation uses `eval_value`.
+struct Distribution {
+  enum class Kind : uint8_t { Fixed, Uniform, LogUniform } kind = Kind::Fixed;
+  double a = 1.0, b = 1.0;  // Fixed: a. Uniform / LogUniform: [a, b]
+  double eval_value = 1.0;
+};
+
+// Rotary pairs [pair_begin, pair_end) of the selected heads turn by `channel`.
+// Pair i of a head of dimension D (i < D/2) uses inverse frequency
+// base^(-2 (i - pair_begin) / (2 (pair_end - pair_begin))), i.e. the RoPE
+// ladder restarted over the component's own pairs. The angle is
+// channel * stretch * inv_freq.
+struct Rotation {
+  Channel channel = Channel::Position;
+  int pair_begin = 0;
+  int pair_end = 0;
+  double base = 10000.0;
+  std::optional<Distribution> stretch;  // absent: factor 1
+  std::vector<int> heads;               // empty: every head
+  std::string origin;                   // e.g. "rope(channel = column) @ rope.pos"
+};
+
+// Key vectors of tokens whose kind is in `kinds` have their components in
+// pairs [pair_begin, pair_end) set to zero (the position-free sink).
+struct KeyZeroing {
+  KindSet kinds;
+  int pair_begin = 0;
+  int pair_end = 0;
+  std::vector<int> heads;  // empty: every head
+  std::string origin;
+};
+
+// An absolute embedding of a channel added to the token embedding.
+struct AbsoluteEmbedding {
+  enum class Kind : uint8_t { Learned, Sinusoidal } kind = Kind::Learned;
+  Channel channel = Channel::Position;
+  int max_index = 1024;  // learned tables have rows 0..max_index-1
+  std::string origin;
+};
+
+// A parameter a score formula may read: scalar or one value per head.
+struct Param {
+  std::string name;   // unique within the attention plan (e.g. "decay.rate")
+  bool per_head = false;
+  bool learned = false;
+  std::vector<double> init;  // size 1 (scalar) or heads (per head)
+};
+
+// A score formula, as a flat list of nodes in topological order: every
+// operand index is smaller than the node's own index; the last node is the
+// result. The score tensor has shape (batch, heads, queries, keys); q.channel
+// varies along queries, k.channel along keys, `head` along heads.
+struct FormulaNode {
+  enum class Op : uint8_t {
+    Const,     // value
+    Score,     // the score before this term
+    QChannel,  // channel of the query token
+    KChannel,  // channel of the key token
+    Head,      // head index 0..H-1
+    Param,     // param (index into AttentionPlan::params); per-head params
+               // are indexed by head implicitly (`rate[h]`)
+    Neg, Abs, Exp, Log, Sqrt, Cos, Sin, Tanh, Sigmoid, Relu,  // unary: a
+    Add, Sub, Mul, Div, Pow, Min, Max,                     // binary: a, b
+    Lt, Le, Gt, Ge, Eq, Ne,                                // 1.0 or 0.0
+    Select,                                                // a ? b : c
+  } op = Op::Const;
+  double value = 0.0;
+  Channel channel = Channel::Position;
+  int param = -1;
+  int a = -1, b = -1, c = -1;
+};
+
+struct Formula {
+  std::vector<FormulaNode> nodes;
+  std::string text;  // canonical rendering, for dumps and error messages
+};
+
+// score <- formula(score, ...) for every (query, key) pair except where the
+// key's kind is in exempt_keys or the query's kind is in exempt_queries, where
+// the score passes through unchanged. Terms apply in plan order, after the
+// rotated dot product is scaled by 1/sqrt(head_dim), before the causal mask.
+struct ScoreTerm {
+  std::string name;  // e.g. "decay"
+  Formula formula;
+  KindSet exempt_keys;
+  KindSet exempt_queries;
+  std::vector<int> heads;  // empty: every head
+  std::string origin;
+};
+
+struct AttentionPlan {
+  std::vector<AbsoluteEmbedding> embeddings;
+  std::vector<Rotation> rotations;
+  std::vector<KeyZeroing> key_zeroing;
+  std::vector<ScoreTerm> score_terms;
+  std::vector<Param> params;
+  bool null_slot = false;  // a learned key/value with score 0 that is not a token
+};
+
+// ---------------------------------------------------------------------------
+// Training and evaluation.
+enum class Schedule : uint8_t { Constant, Cosine, Linear };
+
+struct TrainPlan {
+  int steps = 16000;
+  int batch = 64;
+  double lr = 1e-3;
+  double min_lr_ratio = 0.1;  // cosine/linear decay to lr * min_lr_ratio
+  double beta1 = 0.9, beta2 = 0.99;
+  double eps = 1e-8;
+  double weight_decay = 0.1;
+  int warmup = 0;
+  Schedule schedule = Schedule::Cosine;
+  double grad_clip = 1.0;  // <= 0: no clipping
+  std::vector<uint64_t> seeds{0};
+  int checkpoint_every = 0;  // 0: only the final checkpoint
+  int log_every = 50;
+  // Warm start: load the final checkpoint of experiment `init_from` (same
+  // seed) before training. Parameters absent there keep their initial values.
+  std::optional<std::string> init_from;
+};
+
+struct EvalPlan {
+  int batch = 90;      // problems decoded together
+  int every = 0;       // 0: only after training
+};
+
+// ---------------------------------------------------------------------------
+struct ExperimentPlan {
+  std::string name;
+  std::string source_path;   // the .pos file the experiment was compiled from
+  std::string preset;        // applied preset, or empty
+  std::vector<std::string> overrides;  // --set key=value, in order
+  TaskPlan task;
+  ModelPlan model;
+  AttentionPlan attention;
+  TrainPlan train;
+  EvalPlan eval;
+};
+
+// Stable, human-readable text used by `posc emit plan` and golden tests.
+std::string dumpPlan(const ExperimentPlan& plan);
+std::string renderFormula(const Formula& f, const AttentionPlan& attention);
+
+}  // namespace posc::plan

@@ -1,0 +1,66 @@
+// The GPT-style decoder built from an ExperimentPlan.
+//
+// Attention is computed explicitly (q, k rotated by the plan's rotations, key
+// zeroing for sinks, scores scaled by 1/sqrt(head_dim), the plan's score terms
+// lowered to tensor operations, causal mask, softmax or softmax1, values), so
+// every positional component of the plan applies and gradients flow into
+// learned score parameters.
+//
+// Channels are passed as one int64 tensor of shape (kChannelCount, B, L),
+// indexed by plan::Channel. `stretch` is a (B) tensor of per-sequence scale
+// factors for rotations that declare one (ignored by the others).
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <memory>
+#include <vector>
+
+#include "compiler/plan/plan.h"
+
+namespace posc::model {
+
+// Cached keys and values of every layer, for incremental greedy decoding.
+// Keys are stored after rotation and key zeroing.
+struct KvCache {
+  std::vector<torch::Tensor> keys;    // per layer: (B, H, T, head_dim)
+  std::vector<torch::Tensor> values;  // per layer: (B, H, T, head_dim)
+  torch::Tensor channels;             // (kChannelCount, B, T) of the cached tokens
+  int64_t length() const;
+};
+
+class GptImpl;
+
+// Attention weights of one forward pass, for probes: per layer (B, H, Lq, Lk).
+struct AttentionTrace {
+  std::vector<torch::Tensor> weights;
+  std::vector<torch::Tensor> scores;  // after score terms, before mask
+};
+
+class GptImpl : public torch::nn::Module {
+ public:
+  GptImpl(const plan::ExperimentPlan& plan, int64_t vocab_size);
+
+  // tokens (B, L) int64; channels (C, B, L) int64; stretch (B) or undefined.
+  // Returns logits (B, L, vocab). With `trace`, records attention per layer.
+  torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& channels,
+                        const torch::Tensor& stretch = {}, AttentionTrace* trace = nullptr);
+
+  // Runs the new tokens (B, T) with their channels (C, B, T) against `cache`
+  // (extending it) and returns logits (B, T, vocab) of the new tokens.
+  // forward(x) and prefill+step-by-step decode give the same logits.
+  torch::Tensor forwardCached(const torch::Tensor& tokens, const torch::Tensor& channels,
+                              KvCache& cache);
+
+  const plan::ExperimentPlan& plan() const;
+  int64_t parameterCount() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+TORCH_MODULE(Gpt);
+
+}  // namespace posc::model
