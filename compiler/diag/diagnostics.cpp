@@ -1,0 +1,141 @@
+// Rendering of diagnostics with the source line and a caret range, and the
+// edit-distance suggestions behind "did you mean".
+#include "compiler/diag/diagnostics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace posc {
+
+Diagnostic& DiagnosticEngine::error(SourceRange range, std::string message) {
+  ++errors_;
+  diagnostics_.push_back({Severity::Error, range, std::move(message), {}, {}});
+  return diagnostics_.back();
+}
+
+Diagnostic& DiagnosticEngine::warning(SourceRange range, std::string message) {
+  diagnostics_.push_back({Severity::Warning, range, std::move(message), {}, {}});
+  return diagnostics_.back();
+}
+
+namespace {
+
+const char* severityName(Severity s) {
+  switch (s) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Note: return "note";
+  }
+  return "?";
+}
+
+const char* severityColor(Severity s) {
+  switch (s) {
+    case Severity::Error: return "\033[1;31m";
+    case Severity::Warning: return "\033[1;35m";
+    case Severity::Note: return "\033[1;36m";
+  }
+  return "";
+}
+
+// "path:line:col: severity: message\n<line>\n<caret>\n"
+void renderOne(std::string& out, const SourceManager& sources, Severity severity,
+               const SourceRange& range, const std::string& message, bool color) {
+  const char* bold = color ? "\033[1m" : "";
+  const char* reset = color ? "\033[0m" : "";
+  const char* sev = color ? severityColor(severity) : "";
+  if (!range.valid()) {
+    out += fmt::format("{}posc:{} {}{}:{} {}{}{}\n", bold, reset, sev, severityName(severity),
+                       reset, bold, message, reset);
+    return;
+  }
+  const SourceFile& file = sources.file(range.file);
+  LineColumn at = file.lineColumn(range.begin);
+  out += fmt::format("{}{}:{}:{}:{} {}{}:{} {}{}{}\n", bold, file.path(), at.line, at.column,
+                     reset, sev, severityName(severity), reset, bold, message, reset);
+  std::string_view line = file.lineText(at.line);
+  out += fmt::format("    {}\n", line);
+  // Caret under the first character, tildes under the rest of the range on this line.
+  std::string marker(static_cast<size_t>(at.column - 1), ' ');
+  for (size_t i = 0; i < marker.size() && i < line.size(); ++i)
+    if (line[i] == '\t') marker[i] = '\t';
+  size_t width = 1;
+  if (range.end > range.begin) {
+    LineColumn last = file.lineColumn(range.end - 1);
+    width = last.line == at.line ? static_cast<size_t>(last.column - at.column + 1)
+                                 : std::max<size_t>(1, line.size() + 1 - static_cast<size_t>(at.column));
+  }
+  marker += '^';
+  if (width > 1) marker += std::string(width - 1, '~');
+  out += fmt::format("    {}{}{}\n", color ? "\033[1;32m" : "", marker, reset);
+}
+
+}  // namespace
+
+std::string DiagnosticEngine::render(const Diagnostic& d, bool color) const {
+  std::string out;
+  renderOne(out, sources_, d.severity, d.range, d.message, color);
+  for (const DiagnosticNote& n : d.notes) {
+    if (n.range.valid() && !(n.range.file == d.range.file && n.range.begin == d.range.begin &&
+                             n.range.end == d.range.end)) {
+      renderOne(out, sources_, Severity::Note, n.range, n.message, color);
+    } else {
+      out += fmt::format("{}note:{} {}\n", color ? severityColor(Severity::Note) : "",
+                         color ? "\033[0m" : "", n.message);
+    }
+  }
+  if (!d.hint.empty()) out += fmt::format("{}help:{} {}\n", color ? "\033[1;36m" : "",
+                                          color ? "\033[0m" : "", d.hint);
+  return out;
+}
+
+std::string DiagnosticEngine::render(bool color) const {
+  std::string out;
+  for (const Diagnostic& d : diagnostics_) out += render(d, color);
+  if (errors_ > 0) out += fmt::format("{} error{} generated.\n", errors_, errors_ == 1 ? "" : "s");
+  return out;
+}
+
+namespace {
+
+size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      size_t substitute = diagonal + (std::tolower(a[i - 1]) == std::tolower(b[j - 1]) ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string closestMatch(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (const std::string& c : candidates) {
+    if (c == word) continue;
+    size_t d = editDistance(word, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  // A plausible typo: at most a third of the word changed (and at least one edit allowed).
+  size_t limit = std::max<size_t>(1, (std::max(word.size(), best.size()) + 2) / 3);
+  return best_distance <= limit ? best : std::string();
+}
+
+void suggest(Diagnostic& d, std::string_view word, const std::vector<std::string>& candidates) {
+  std::string match = closestMatch(word, candidates);
+  if (!match.empty()) d.notes.push_back({d.range, fmt::format("did you mean '{}'?", match)});
+}
+
+}  // namespace posc

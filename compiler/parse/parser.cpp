@@ -1,0 +1,365 @@
+// The AST builder: walks ANTLR's parse tree once and produces ast::File.
+// The parse tree, token stream and ANTLR objects are all dropped on return.
+#include "compiler/parse/parser.h"
+
+#include <antlr4-runtime.h>
+#include <fmt/format.h>
+
+#include "PosLexer.h"
+#include "PosParser.h"
+#include "compiler/parse/locator.h"
+#include "compiler/parse/syntax_errors.h"
+
+namespace posc::parse {
+
+using grammar::PosParser;
+
+namespace {
+
+class Builder {
+ public:
+  Builder(const Locator& loc, DiagnosticEngine& diags) : loc_(loc), diags_(diags) {}
+
+  ast::File file(PosParser::FileContext* ctx) {
+    ast::File f;
+    f.source = loc_.source();
+    for (auto* imp : ctx->importDecl()) {
+      for (auto* dotted : imp->dottedName()) {
+        ast::Import i;
+        for (auto* id : dotted->ID()) i.path.push_back(name(id->getSymbol()));
+        i.range = loc_.rule(dotted);
+        f.imports.push_back(std::move(i));
+      }
+    }
+    for (auto* top : ctx->topDecl()) {
+      if (auto* c = top->componentDecl()) f.components.push_back(component(c));
+      if (auto* e = top->experimentDecl()) f.experiments.push_back(experiment(e));
+    }
+    return f;
+  }
+
+  ast::ExprPtr expr(PosParser::ExprContext* ctx) {
+    ast::ExprPtr cond = orExpr(ctx->cond);
+    if (ctx->then == nullptr) return cond;
+    auto e = make(ast::Expr::Kind::Conditional, ctx);
+    e->elements.push_back(std::move(cond));
+    e->elements.push_back(expr(ctx->then));
+    e->elements.push_back(expr(ctx->otherwise));
+    return e;
+  }
+
+ private:
+  const Locator& loc_;
+  DiagnosticEngine& diags_;
+
+  ast::Name name(const antlr4::Token* t) { return {t ? t->getText() : "", loc_.token(t)}; }
+
+  ast::ExprPtr make(ast::Expr::Kind kind, antlr4::ParserRuleContext* ctx) {
+    auto e = std::make_unique<ast::Expr>();
+    e->kind = kind;
+    e->range = loc_.rule(ctx);
+    return e;
+  }
+
+  ast::Component component(PosParser::ComponentDeclContext* ctx) {
+    ast::Component c;
+    c.name = name(ctx->name);
+    c.range = loc_.rule(ctx);
+    for (auto* p : ctx->paramDecl()) {
+      ast::ComponentParam param;
+      param.name = name(p->name);
+      param.type = name(p->type);
+      if (p->expr()) param.default_value = expr(p->expr());
+      param.range = loc_.rule(p);
+      c.params.push_back(std::move(param));
+    }
+    c.body = items(ctx->block());
+    return c;
+  }
+
+  ast::Experiment experiment(PosParser::ExperimentDeclContext* ctx) {
+    ast::Experiment e;
+    e.name = name(ctx->name);
+    if (ctx->base) e.base = name(ctx->base);
+    e.range = loc_.rule(ctx);
+    for (auto* item : ctx->experimentItem()) {
+      if (auto* s = item->section()) e.sections.push_back(section(s));
+      if (auto* p = item->presetDecl()) {
+        ast::Preset preset;
+        preset.name = name(p->name);
+        preset.range = loc_.rule(p);
+        for (auto* s : p->section()) preset.sections.push_back(section(s));
+        e.presets.push_back(std::move(preset));
+      }
+    }
+    return e;
+  }
+
+  ast::Section section(PosParser::SectionContext* ctx) {
+    ast::Section s;
+    s.name = name(ctx->name);
+    s.append = ctx->appendOp != nullptr;
+    s.range = loc_.rule(ctx);
+    s.items = items(ctx->block());
+    return s;
+  }
+
+  std::vector<ast::Item> items(PosParser::BlockContext* block) {
+    std::vector<ast::Item> out;
+    if (block == nullptr) return out;
+    for (auto* it : block->item()) {
+      ast::Item item;
+      item.range = loc_.rule(it);
+      if (auto* a = dynamic_cast<PosParser::AssignItemContext*>(it)) {
+        item.kind = ast::Item::Kind::Assign;
+        item.name = name(a->name);
+        item.value = expr(a->expr());
+        item.options = options(a->option());
+      } else if (auto* u = dynamic_cast<PosParser::UseItemContext*>(it)) {
+        item.kind = ast::Item::Kind::Use;
+        item.name = name(u->name);
+        item.args = args(u->argList());
+      } else if (auto* p = dynamic_cast<PosParser::ParamItemContext*>(it)) {
+        item.kind = ast::Item::Kind::Param;
+        item.name = name(p->name);
+        if (p->index) item.index = name(p->index);
+        item.value = expr(p->expr());
+        item.options = options(p->option());
+      } else if (auto* c = dynamic_cast<PosParser::CallItemContext*>(it)) {
+        item.kind = ast::Item::Kind::Call;
+        item.name = name(c->name);
+        item.args = args(c->argList());
+      } else {
+        continue;  // an alternative the parser could not complete (already reported)
+      }
+      if (item.kind != ast::Item::Kind::Use && item.kind != ast::Item::Kind::Call && !item.value)
+        continue;
+      out.push_back(std::move(item));
+    }
+    return out;
+  }
+
+  std::vector<ast::Option> options(const std::vector<PosParser::OptionContext*>& list) {
+    std::vector<ast::Option> out;
+    for (auto* o : list) out.push_back({name(o->name), expr(o->expr())});
+    return out;
+  }
+
+  std::vector<ast::Arg> args(PosParser::ArgListContext* ctx) {
+    std::vector<ast::Arg> out;
+    if (ctx == nullptr) return out;
+    for (auto* a : ctx->arg()) {
+      ast::Arg arg;
+      if (a->name) arg.name = name(a->name);
+      arg.value = expr(a->expr());
+      arg.range = loc_.rule(a);
+      out.push_back(std::move(arg));
+    }
+    return out;
+  }
+
+  ast::ExprPtr binary(antlr4::ParserRuleContext* ctx, ast::ExprPtr lhs, ast::ExprPtr rhs,
+                      std::string op) {
+    auto e = std::make_unique<ast::Expr>();
+    e->kind = ast::Expr::Kind::Binary;
+    e->range = lhs->range.to(rhs->range);
+    e->op = std::move(op);
+    e->lhs = std::move(lhs);
+    e->rhs = std::move(rhs);
+    return e;
+  }
+
+  ast::ExprPtr orExpr(PosParser::OrExprContext* ctx) {
+    auto parts = ctx->andExpr();
+    ast::ExprPtr e = andExpr(parts[0]);
+    for (size_t i = 1; i < parts.size(); ++i) e = binary(ctx, std::move(e), andExpr(parts[i]), "||");
+    return e;
+  }
+
+  ast::ExprPtr andExpr(PosParser::AndExprContext* ctx) {
+    auto parts = ctx->cmpExpr();
+    ast::ExprPtr e = cmpExpr(parts[0]);
+    for (size_t i = 1; i < parts.size(); ++i) e = binary(ctx, std::move(e), cmpExpr(parts[i]), "&&");
+    return e;
+  }
+
+  ast::ExprPtr cmpExpr(PosParser::CmpExprContext* ctx) {
+    auto parts = ctx->rangeExpr();
+    ast::ExprPtr e = rangeExpr(parts[0]);
+    if (parts.size() == 2) e = binary(ctx, std::move(e), rangeExpr(parts[1]), ctx->op->getText());
+    return e;
+  }
+
+  ast::ExprPtr rangeExpr(PosParser::RangeExprContext* ctx) {
+    auto parts = ctx->addExpr();
+    ast::ExprPtr e = addExpr(parts[0]);
+    if (parts.size() == 2) {
+      auto r = make(ast::Expr::Kind::Range, ctx);
+      r->lhs = std::move(e);
+      r->rhs = addExpr(parts[1]);
+      return r;
+    }
+    return e;
+  }
+
+  ast::ExprPtr addExpr(PosParser::AddExprContext* ctx) {
+    auto parts = ctx->mulExpr();
+    ast::ExprPtr e = mulExpr(parts[0]);
+    for (size_t i = 1; i < parts.size(); ++i)
+      e = binary(ctx, std::move(e), mulExpr(parts[i]), ctx->ops[i - 1]->getText());
+    return e;
+  }
+
+  ast::ExprPtr mulExpr(PosParser::MulExprContext* ctx) {
+    auto parts = ctx->unaryExpr();
+    ast::ExprPtr e = unaryExpr(parts[0]);
+    for (size_t i = 1; i < parts.size(); ++i)
+      e = binary(ctx, std::move(e), unaryExpr(parts[i]), ctx->ops[i - 1]->getText());
+    return e;
+  }
+
+  ast::ExprPtr unaryExpr(PosParser::UnaryExprContext* ctx) {
+    if (ctx->powExpr()) return powExpr(ctx->powExpr());
+    auto e = make(ast::Expr::Kind::Unary, ctx);
+    e->op = ctx->op->getText();
+    e->lhs = unaryExpr(ctx->unaryExpr());
+    return e;
+  }
+
+  ast::ExprPtr powExpr(PosParser::PowExprContext* ctx) {
+    ast::ExprPtr base = postfixExpr(ctx->postfixExpr());
+    if (ctx->unaryExpr() == nullptr) return base;
+    return binary(ctx, std::move(base), unaryExpr(ctx->unaryExpr()), "^");
+  }
+
+  ast::ExprPtr postfixExpr(PosParser::PostfixExprContext* ctx) {
+    ast::ExprPtr e = primary(ctx->primary());
+    for (auto* p : ctx->postfix()) {
+      SourceRange range = e->range.to(loc_.rule(p));
+      if (auto* call = dynamic_cast<PosParser::CallPostfixContext*>(p)) {
+        if (e->kind != ast::Expr::Kind::Name) {
+          diags_.error(range, "only a named function can be called");
+          continue;
+        }
+        e->kind = ast::Expr::Kind::Call;
+        e->args = args(call->argList());
+        e->range = range;
+      } else if (auto* index = dynamic_cast<PosParser::IndexPostfixContext*>(p)) {
+        auto x = std::make_unique<ast::Expr>();
+        x->kind = ast::Expr::Kind::Index;
+        x->range = range;
+        x->lhs = std::move(e);
+        x->rhs = expr(index->expr());
+        e = std::move(x);
+      } else if (auto* member = dynamic_cast<PosParser::MemberPostfixContext*>(p)) {
+        auto x = std::make_unique<ast::Expr>();
+        x->kind = ast::Expr::Kind::Member;
+        x->range = range;
+        x->lhs = std::move(e);
+        x->name = name(member->ID()->getSymbol());
+        e = std::move(x);
+      }
+    }
+    return e;
+  }
+
+  ast::ExprPtr primary(PosParser::PrimaryContext* ctx) {
+    if (auto* n = dynamic_cast<PosParser::NumberPrimaryContext*>(ctx)) {
+      auto e = make(ast::Expr::Kind::Number, ctx);
+      e->text = n->NUMBER()->getText();
+      e->number = std::strtod(e->text.c_str(), nullptr);
+      return e;
+    }
+    if (auto* s = dynamic_cast<PosParser::StringPrimaryContext*>(ctx)) {
+      auto e = make(ast::Expr::Kind::String, ctx);
+      std::string raw = s->STRING()->getText();
+      std::string text;
+      for (size_t i = 1; i + 1 < raw.size(); ++i) {
+        if (raw[i] == '\\' && i + 2 < raw.size()) {
+          ++i;
+          text += raw[i] == 'n' ? '\n' : raw[i] == 't' ? '\t' : raw[i];
+        } else {
+          text += raw[i];
+        }
+      }
+      e->text = text;
+      return e;
+    }
+    if (auto* n = dynamic_cast<PosParser::NamePrimaryContext*>(ctx)) {
+      auto e = make(ast::Expr::Kind::Name, ctx);
+      e->name = name(n->ID()->getSymbol());
+      return e;
+    }
+    if (auto* l = dynamic_cast<PosParser::ListPrimaryContext*>(ctx)) {
+      auto e = make(ast::Expr::Kind::List, ctx);
+      for (auto* x : l->expr()) e->elements.push_back(expr(x));
+      return e;
+    }
+    if (auto* p = dynamic_cast<PosParser::ParenPrimaryContext*>(ctx)) {
+      auto parts = p->expr();
+      if (parts.size() == 1) {
+        ast::ExprPtr inner = expr(parts[0]);
+        inner->range = loc_.rule(ctx);
+        return inner;
+      }
+      auto e = make(ast::Expr::Kind::Tuple, ctx);
+      for (auto* x : parts) e->elements.push_back(expr(x));
+      return e;
+    }
+    auto e = make(ast::Expr::Kind::Number, ctx);  // unreachable after a clean parse
+    return e;
+  }
+};
+
+struct ParseSetup {
+  antlr4::ANTLRInputStream input;
+  grammar::PosLexer lexer;
+  antlr4::CommonTokenStream tokens;
+  grammar::PosParser parser;
+  SyntaxErrorListener listener;
+  Locator locator;
+
+  ParseSetup(int32_t source, const SourceManager& sources, DiagnosticEngine& diags)
+      : input(sources.file(source).text()),
+        lexer(&input),
+        tokens(&lexer),
+        parser(&tokens),
+        listener(source, sources, diags),
+        locator(source, sources.file(source).text()) {
+    lexer.removeErrorListeners();
+    lexer.addErrorListener(&listener);
+    parser.removeErrorListeners();
+    parser.addErrorListener(&listener);
+    tokens.fill();
+  }
+};
+
+}  // namespace
+
+std::optional<ast::File> parseFile(int32_t source, const SourceManager& sources,
+                                   DiagnosticEngine& diags) {
+  ParseSetup setup(source, sources, diags);
+  if (!checkTokens(setup.tokens, source, sources, diags)) return std::nullopt;
+  PosParser::FileContext* tree = setup.parser.file();
+  if (setup.listener.errors() > 0) return std::nullopt;
+  int before = diags.errorCount();
+  Builder builder(setup.locator, diags);
+  ast::File file = builder.file(tree);
+  if (diags.errorCount() > before) return std::nullopt;
+  return file;
+}
+
+ast::ExprPtr parseExpression(int32_t source, const SourceManager& sources,
+                             DiagnosticEngine& diags) {
+  ParseSetup setup(source, sources, diags);
+  if (!checkTokens(setup.tokens, source, sources, diags)) return nullptr;
+  PosParser::ExprOnlyContext* tree = setup.parser.exprOnly();
+  if (setup.listener.errors() > 0) return nullptr;
+  int before = diags.errorCount();
+  Builder builder(setup.locator, diags);
+  ast::ExprPtr e = builder.expr(tree->expr());
+  if (diags.errorCount() > before) return nullptr;
+  return e;
+}
+
+}  // namespace posc::parse
