@@ -20,8 +20,9 @@
 // In padded order digits come most significant first and operands are
 // zero-padded to a width W = max(task.train_max_digits, longest operand),
 // rounded up to a multiple of k; the answer is padded to W + k digits (one
-// more token), so every problem of a test length has the same shape and
-// columns count down. With k > 1, a token holds the integer value of a
+// more token; with more than 10^k operands, as many more tokens as the carry
+// needs), so every problem of a test length has the same shape and columns
+// count down. With k > 1, a token holds the integer value of a
 // k-digit chunk (chunks are cut from the units end; the token for 12 in
 // 12345 with k = 3 is rendered "012").
 //

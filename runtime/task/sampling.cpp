@@ -1,0 +1,87 @@
+// Problem sampling: random operands for training and the fixed test sets.
+// Uniform draws are done here from raw generator output (rejection sampling)
+// rather than with std::uniform_int_distribution, whose algorithm differs
+// between standard libraries: the same seed must give the same problems
+// everywhere.
+#include <limits>
+#include <stdexcept>
+
+#include "runtime/task/addition.h"
+
+namespace posc::task {
+namespace {
+
+// Uniform in [0, n), n > 0, without modulo bias: draws falling in the
+// incomplete last block of n values are rejected.
+uint64_t uniformBelow(uint64_t n, std::mt19937_64& rng) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  const uint64_t accept_below = kMax - kMax % n;  // a multiple of n
+  for (;;) {
+    const uint64_t draw = rng();
+    if (draw < accept_below) return draw % n;
+  }
+}
+
+// Uniform in [lo, hi].
+int uniformBetween(int lo, int hi, std::mt19937_64& rng) {
+  return lo + static_cast<int>(uniformBelow(static_cast<uint64_t>(hi - lo) + 1, rng));
+}
+
+// SplitMix64 finaliser: spreads nearby seeds over the whole generator state.
+uint64_t mixBits(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t testSeed(uint64_t test_seed, int digits) {
+  return mixBits(mixBits(test_seed) ^ mixBits(0x5eedULL + static_cast<uint64_t>(digits)));
+}
+
+Problem problemFrom(std::vector<Number> operands) {
+  Problem p;
+  p.answer = sum(operands);
+  p.operands = std::move(operands);
+  return p;
+}
+
+}  // namespace
+
+Number randomNumber(int length, std::mt19937_64& rng) {
+  if (length < 1) throw std::invalid_argument("randomNumber: length must be at least 1");
+  Number n;
+  n.digits.resize(static_cast<size_t>(length));
+  for (int i = 0; i + 1 < length; ++i) n.digits[i] = static_cast<uint8_t>(uniformBelow(10, rng));
+  const int lowest_leading = length == 1 ? 0 : 1;
+  n.digits[length - 1] = static_cast<uint8_t>(uniformBetween(lowest_leading, 9, rng));
+  return n;
+}
+
+Problem sampleProblem(const plan::TaskPlan& task, std::mt19937_64& rng) {
+  std::vector<Number> operands;
+  operands.reserve(static_cast<size_t>(task.operands));
+  for (int i = 0; i < task.operands; ++i) {
+    const int length = uniformBetween(task.train_min_digits, task.train_max_digits, rng);
+    operands.push_back(randomNumber(length, rng));
+  }
+  return problemFrom(std::move(operands));
+}
+
+Problem sampleProblem(const plan::TaskPlan& task, int digits, std::mt19937_64& rng) {
+  std::vector<Number> operands;
+  operands.reserve(static_cast<size_t>(task.operands));
+  for (int i = 0; i < task.operands; ++i) operands.push_back(randomNumber(digits, rng));
+  return problemFrom(std::move(operands));
+}
+
+std::vector<Problem> testProblems(const plan::TaskPlan& task, int digits) {
+  std::mt19937_64 rng(testSeed(task.test_seed, digits));
+  std::vector<Problem> problems;
+  problems.reserve(static_cast<size_t>(task.problems_per_length));
+  for (int i = 0; i < task.problems_per_length; ++i)
+    problems.push_back(sampleProblem(task, digits, rng));
+  return problems;
+}
+
+}  // namespace posc::task
