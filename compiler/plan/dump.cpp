@@ -1,5 +1,236 @@
+// `posc emit plan`: the plan as stable, readable text. Golden tests compare
+// it byte for byte, so every number is printed with a fixed format.
+#include <fmt/format.h>
+
 #include "compiler/plan/plan.h"
+
 namespace posc::plan {
-std::string dumpPlan(const ExperimentPlan&) { return {}; }
-std::string renderFormula(const Formula& f, const AttentionPlan&) { return f.text; }
+
+namespace {
+
+std::string num(double v) { return fmt::format("{:g}", v); }
+
+std::string kinds(KindSet s) {
+  if (s.empty()) return "none";
+  std::string out;
+  for (TokenKind k : {TokenKind::Digit, TokenKind::Separator, TokenKind::Special})
+    if (s.contains(k)) out += (out.empty() ? "" : ", ") + std::string(tokenKindName(k));
+  return "{" + out + "}";
 }
+
+std::string heads(const std::vector<int>& hs) {
+  if (hs.empty()) return "every head";
+  std::string out;
+  for (int h : hs) out += (out.empty() ? "" : " ") + std::to_string(h);
+  return (hs.size() == 1 ? "head " : "heads ") + out;
+}
+
+std::string distribution(const Distribution& d) {
+  switch (d.kind) {
+    case Distribution::Kind::Fixed: return fmt::format("fixed {}", num(d.a));
+    case Distribution::Kind::Uniform: return fmt::format("uniform({}, {}), {} at evaluation", num(d.a), num(d.b), num(d.eval_value));
+    case Distribution::Kind::LogUniform: return fmt::format("log_uniform({}, {}), {} at evaluation", num(d.a), num(d.b), num(d.eval_value));
+  }
+  return "?";
+}
+
+const char* opName(FormulaNode::Op op) {
+  using Op = FormulaNode::Op;
+  switch (op) {
+    case Op::Neg: return "-";
+    case Op::Abs: return "abs";
+    case Op::Exp: return "exp";
+    case Op::Log: return "log";
+    case Op::Sqrt: return "sqrt";
+    case Op::Cos: return "cos";
+    case Op::Sin: return "sin";
+    case Op::Tanh: return "tanh";
+    case Op::Sigmoid: return "sigmoid";
+    case Op::Relu: return "relu";
+    case Op::Add: return "+";
+    case Op::Sub: return "-";
+    case Op::Mul: return "*";
+    case Op::Div: return "/";
+    case Op::Pow: return "^";
+    case Op::Min: return "min";
+    case Op::Max: return "max";
+    case Op::Lt: return "<";
+    case Op::Le: return "<=";
+    case Op::Gt: return ">";
+    case Op::Ge: return ">=";
+    case Op::Eq: return "==";
+    case Op::Ne: return "!=";
+    default: return "?";
+  }
+}
+
+// Precedence for minimal parentheses when rendering nodes.
+int precedence(FormulaNode::Op op) {
+  using Op = FormulaNode::Op;
+  switch (op) {
+    case Op::Select: return 1;
+    case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne: return 2;
+    case Op::Add: case Op::Sub: return 3;
+    case Op::Mul: case Op::Div: return 4;
+    case Op::Neg: return 5;
+    case Op::Pow: return 6;
+    default: return 7;
+  }
+}
+
+std::string render(const Formula& f, const AttentionPlan& attention, int i, int parent) {
+  using Op = FormulaNode::Op;
+  const FormulaNode& n = f.nodes[static_cast<size_t>(i)];
+  std::string s;
+  int p = precedence(n.op);
+  switch (n.op) {
+    case Op::Const: s = num(n.value); if (n.value < 0) p = 5; break;
+    case Op::Score: s = "s"; break;
+    case Op::QChannel: s = std::string("q.") + channelName(n.channel); break;
+    case Op::KChannel: s = std::string("k.") + channelName(n.channel); break;
+    case Op::Head: s = "h"; break;
+    case Op::Param: {
+      const Param& prm = attention.params[static_cast<size_t>(n.param)];
+      s = prm.name + (prm.per_head ? "[h]" : "");
+      break;
+    }
+    case Op::Neg: s = "-" + render(f, attention, n.a, p); break;
+    case Op::Abs: case Op::Exp: case Op::Log: case Op::Sqrt: case Op::Cos: case Op::Sin:
+    case Op::Tanh: case Op::Sigmoid: case Op::Relu:
+      s = fmt::format("{}({})", opName(n.op), render(f, attention, n.a, 0));
+      break;
+    case Op::Min: case Op::Max:
+      s = fmt::format("{}({}, {})", opName(n.op), render(f, attention, n.a, 0), render(f, attention, n.b, 0));
+      break;
+    case Op::Select:
+      s = fmt::format("where({}, {}, {})", render(f, attention, n.a, 0), render(f, attention, n.b, 0),
+                      render(f, attention, n.c, 0));
+      p = 7;
+      break;
+    default: {
+      bool right_assoc = n.op == Op::Pow;
+      s = fmt::format("{} {} {}", render(f, attention, n.a, right_assoc ? p + 1 : p), opName(n.op),
+                      render(f, attention, n.b, right_assoc ? p : p + 1));
+    }
+  }
+  return p < parent ? "(" + s + ")" : s;
+}
+
+}  // namespace
+
+std::string renderFormula(const Formula& f, const AttentionPlan& attention) {
+  if (f.nodes.empty()) return "s";
+  return render(f, attention, static_cast<int>(f.nodes.size()) - 1, 0);
+}
+
+std::string dumpPlan(const ExperimentPlan& p) {
+  std::string o;
+  auto line = [&](const std::string& s) { o += s + "\n"; };
+  line(fmt::format("experiment {}", p.name));
+  if (!p.preset.empty()) line(fmt::format("  preset {}", p.preset));
+  for (const std::string& s : p.overrides) line(fmt::format("  override {}", s));
+
+  const TaskPlan& t = p.task;
+  line("task addition");
+  line(fmt::format("  {} operands, {} digit{} per token, {}", t.operands, t.digits_per_token,
+                   t.digits_per_token == 1 ? "" : "s",
+                   t.order == DigitOrder::Reversed ? "reversed (units first)" : "padded (most significant first)"));
+  line(fmt::format("  training operands of {}..{} digits, fresh every batch", t.train_min_digits, t.train_max_digits));
+  std::string tests;
+  for (int d : t.test_digits) tests += (tests.empty() ? "" : " ") + std::to_string(d);
+  line(fmt::format("  test digits [{}], {} problems each, test seed {}", tests, t.problems_per_length, t.test_seed));
+  line("  channels: position, column, row, kind");
+
+  const ModelPlan& m = p.model;
+  line("model");
+  line(fmt::format("  {} layers, width {}, {} heads x {} (= {} rotation pairs per head)", m.layers, m.width, m.heads,
+                   m.head_dim, m.head_dim / 2));
+  line(fmt::format("  mlp {} hidden {}, {}, {} embeddings", m.mlp == MlpKind::Gelu ? "gelu" : "reglu", m.mlp_hidden,
+                   m.norm == NormKind::LayerNorm ? "layernorm" : "rmsnorm", m.tied_embeddings ? "tied" : "untied"));
+  line(fmt::format("  precision {}, {}{}",
+                   m.precision == Precision::F32 ? "f32" : m.precision == Precision::F64 ? "f64" : "bf16 mixed",
+                   m.softmax == SoftmaxKind::Standard ? "softmax" : "softmax1 (1 + sum in the denominator)",
+                   m.dropout > 0 ? fmt::format(", dropout {}", num(m.dropout)) : ""));
+
+  const AttentionPlan& a = p.attention;
+  line("attention");
+  bool any = false;
+  for (const AbsoluteEmbedding& e : a.embeddings) {
+    any = true;
+    line(fmt::format("  embed {} {} embedding{}   [{}]",
+                     e.kind == AbsoluteEmbedding::Kind::Learned ? "learned" : "sinusoidal", channelName(e.channel),
+                     e.kind == AbsoluteEmbedding::Kind::Learned ? fmt::format(" (table of {})", e.max_index) : "",
+                     e.origin));
+  }
+  // Which pairs turn by what, head by head (merged when every head agrees).
+  for (const Rotation& r : a.rotations) {
+    any = true;
+    line(fmt::format("  rotate pairs {}..{} of {} by {}, base {}{}   [{}]", r.pair_begin, r.pair_end, heads(r.heads),
+                     channelName(r.channel), num(r.base),
+                     r.stretch ? ", stretch " + distribution(*r.stretch) : "", r.origin));
+  }
+  {
+    // Pairs no rotation covers (on every head): NoPE pairs.
+    int pairs = m.head_dim / 2;
+    std::vector<bool> covered(static_cast<size_t>(pairs), false);
+    for (const Rotation& r : a.rotations)
+      if (r.heads.empty())
+        for (int i = r.pair_begin; i < r.pair_end; ++i) covered[static_cast<size_t>(i)] = true;
+    int start = -1;
+    std::string free;
+    for (int i = 0; i <= pairs; ++i) {
+      bool c = i == pairs || covered[static_cast<size_t>(i)];
+      if (!c && start < 0) start = i;
+      if (c && start >= 0) {
+        free += (free.empty() ? "" : ", ") + fmt::format("{}..{}", start, i);
+        start = -1;
+      }
+    }
+    if (!free.empty() && !a.rotations.empty()) line(fmt::format("  pairs {} are not rotated on every head", free));
+    if (a.rotations.empty()) line("  no rotation: queries and keys carry no rotary position (NoPE)");
+  }
+  for (const KeyZeroing& z : a.key_zeroing) {
+    any = true;
+    line(fmt::format("  sink: keys of kind {} have pairs {}..{} zeroed on {}   [{}]", kinds(z.kinds), z.pair_begin,
+                     z.pair_end, heads(z.heads), z.origin));
+  }
+  for (const Param& prm : a.params) {
+    any = true;
+    std::string values;
+    for (double v : prm.init) values += (values.empty() ? "" : ", ") + num(v);
+    line(fmt::format("  param {}{} {} = {}{}{}", prm.name, prm.per_head ? "[h]" : "", prm.learned ? "learned, from" : "fixed",
+                     prm.per_head ? "[" : "", values, prm.per_head ? "]" : ""));
+  }
+  for (const ScoreTerm& s : a.score_terms) {
+    any = true;
+    line(fmt::format("  score {}: s <- {}   [{}]", s.name, renderFormula(s.formula, a), s.origin));
+    line(fmt::format("    exempt keys {}, exempt queries {}, on {}", kinds(s.exempt_keys), kinds(s.exempt_queries),
+                     heads(s.heads)));
+  }
+  if (a.null_slot) {
+    any = true;
+    line("  null slot: one extra key with score 0 and a learned value per head");
+  }
+  if (!any) line("  (no positional components)");
+
+  const TrainPlan& tr = p.train;
+  line("train");
+  line(fmt::format("  {} steps, batch {}, adamw lr {} betas ({}, {}) eps {} weight decay {}", tr.steps, tr.batch,
+                   num(tr.lr), num(tr.beta1), num(tr.beta2), num(tr.eps), num(tr.weight_decay)));
+  line(fmt::format("  schedule {}, warm-up {} steps{}, grad clip {}",
+                   tr.schedule == Schedule::Cosine ? "cosine" : tr.schedule == Schedule::Linear ? "linear" : "constant",
+                   tr.warmup, tr.schedule == Schedule::Constant ? "" : fmt::format(", down to {} x lr", num(tr.min_lr_ratio)),
+                   tr.grad_clip > 0 ? num(tr.grad_clip) : "off"));
+  std::string seeds;
+  for (uint64_t s : tr.seeds) seeds += (seeds.empty() ? "" : " ") + std::to_string(s);
+  line(fmt::format("  seeds [{}], checkpoint {}, log every {} steps", seeds,
+                   tr.checkpoint_every > 0 ? fmt::format("every {} steps", tr.checkpoint_every) : "at the end",
+                   tr.log_every));
+  if (tr.init_from) line(fmt::format("  warm start from the final checkpoint of '{}' (same seed)", *tr.init_from));
+  line("eval");
+  line(fmt::format("  greedy decoding with a KV cache, {} problems per batch{}", p.eval.batch,
+                   p.eval.every > 0 ? fmt::format(", every {} steps", p.eval.every) : ""));
+  return o;
+}
+
+}  // namespace posc::plan

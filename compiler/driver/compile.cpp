@@ -1,0 +1,51 @@
+// The pipeline driver.
+#include "compiler/driver/compile.h"
+
+#include <fmt/format.h>
+
+namespace posc::driver {
+
+bool Compilation::load(const CompileRequest& request) {
+  program = sema::loadProgram(request.path, request.stdlib_dirs, sources, diags);
+  return program.has_value() && !diags.hasErrors();
+}
+
+bool Compilation::compile(const CompileRequest& request) {
+  if (!load(request)) return false;
+  plan = sema::compileExperiment(*program, request.experiment, sources, diags);
+  return plan.has_value() && !diags.hasErrors();
+}
+
+bool Compilation::checkAll(const CompileRequest& request) {
+  if (!load(request)) return false;
+  bool ok = true;
+  if (program->main().file.experiments.empty()) return !diags.hasErrors();
+  for (const ast::Experiment& e : program->main().file.experiments) {
+    sema::ExperimentRequest r = request.experiment;
+    r.experiment = e.name.text;
+    auto p = sema::compileExperiment(*program, r, sources, diags);
+    ok = ok && p.has_value();
+    if (p && !request.experiment.experiment) plan = std::move(p);
+  }
+  return ok && !diags.hasErrors();
+}
+
+std::string Compilation::sourceHash() const {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (size_t i = 0; i < sources.size(); ++i) {
+    for (unsigned char c : sources.file(static_cast<int32_t>(i)).text()) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  }
+  return fmt::format("{:016x}", h);
+}
+
+std::string Compilation::planWithProvenance(const std::string& version) const {
+  std::string out = fmt::format("# posc {}\n# source {}\n# source hash {}\n", version,
+                                plan ? plan->source_path : "", sourceHash());
+  if (plan) out += plan::dumpPlan(*plan);
+  return out;
+}
+
+}  // namespace posc::driver

@@ -1,0 +1,52 @@
+// The compiler pipeline in one place:
+//
+//   load + parse (parse/, sema/program) -> AST
+//   assemble the experiment (sema/experiment, settings, attention, formula)
+//   -> plan::ExperimentPlan
+//
+// A Compilation owns the sources and diagnostics of one run, so the CLI can
+// render every error with its source line after any stage.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/diag/diagnostics.h"
+#include "compiler/plan/plan.h"
+#include "compiler/sema/experiment.h"
+#include "compiler/sema/program.h"
+
+namespace posc::driver {
+
+struct CompileRequest {
+  std::string path;
+  sema::ExperimentRequest experiment;
+  std::vector<std::string> stdlib_dirs = sema::defaultStdlibDirs();
+};
+
+class Compilation {
+ public:
+  Compilation() = default;
+  Compilation(const Compilation&) = delete;
+  Compilation& operator=(const Compilation&) = delete;
+
+  SourceManager sources;
+  DiagnosticEngine diags{sources};
+  std::optional<sema::Program> program;
+  std::optional<plan::ExperimentPlan> plan;
+
+  // Stage 1: the main file and its imports. False on errors.
+  bool load(const CompileRequest& request);
+  // Stages 1-2: load, then compile one experiment into a plan.
+  bool compile(const CompileRequest& request);
+  // Stage 1-2 for every experiment of the main file (posc check).
+  bool checkAll(const CompileRequest& request);
+
+  // A stable 64-bit hash (hex) of every source file read, for provenance.
+  std::string sourceHash() const;
+  // plan.txt: a provenance header (version, source, hash) and the plan dump.
+  std::string planWithProvenance(const std::string& version) const;
+};
+
+}  // namespace posc::driver

@@ -1,0 +1,569 @@
+// Component expansion and the primitives of the attention section.
+#include "compiler/sema/attention.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "compiler/sema/evaluate.h"
+#include "compiler/sema/formula.h"
+
+namespace posc::sema {
+
+const std::vector<std::string>& componentTypes() {
+  static const std::vector<std::string> types = {"int", "real", "bool", "text", "channel", "kinds",
+                                                 "pairs", "dist", "values", "heads", "any"};
+  return types;
+}
+
+namespace {
+
+using VK = Value::Kind;
+
+struct UseSite {
+  std::string component;
+  SourceRange range;
+};
+
+// One component instance (or the experiment's own attention section).
+struct Scope {
+  std::string prefix;                 // "" or "decay", "decay#2"
+  std::map<std::string, int> params;  // local name -> plan param index
+};
+
+struct PrimitiveParam {
+  std::string name;
+  std::string type;
+  bool required;
+};
+
+class Builder {
+ public:
+  Builder(const Program& program, plan::ExperimentPlan& plan, const SourceManager& sources,
+          DiagnosticEngine& diags)
+      : program_(program), plan_(plan), sources_(sources), diags_(diags), base_env_(nullptr) {
+    base_env_.bind("heads", Value::makeNumber(plan.model.heads, {}));
+    base_env_.bind("head_dim", Value::makeNumber(plan.model.head_dim, {}));
+    base_env_.bind("head_pairs", Value::makeNumber(plan.model.head_dim / 2, {}));
+  }
+
+  void run(const std::vector<const ast::Item*>& items) {
+    Scope top;
+    for (const ast::Item* it : items) item(*it, base_env_, top);
+    checkOverlaps();
+  }
+
+ private:
+  const Program& program_;
+  plan::ExperimentPlan& plan_;
+  const SourceManager& sources_;
+  DiagnosticEngine& diags_;
+  Env base_env_;
+  std::vector<UseSite> stack_;
+  std::map<std::string, int> instances_;
+  std::vector<SourceRange> rotation_sites_;
+
+  // An error with "in component X used here" notes for each enclosing use.
+  Diagnostic& error(SourceRange r, std::string msg) {
+    Diagnostic& d = diags_.error(r, std::move(msg));
+    for (auto it = stack_.rbegin(); it != stack_.rend(); ++it)
+      d.notes.push_back({it->range, fmt::format("in component '{}' used here", it->component)});
+    return d;
+  }
+
+  // "rope > rotate @ decay.pos:12": the chain of components and the outermost
+  // use site (file name only, so plans do not depend on where posc lives).
+  std::string origin(SourceRange r) const {
+    std::string chain;
+    for (const UseSite& u : stack_) chain += (chain.empty() ? "" : " > ") + u.component;
+    SourceRange site = stack_.empty() ? r : stack_.front().range;
+    if (chain.empty()) chain = "attention";
+    if (!site.valid()) return chain;
+    const SourceFile& f = sources_.file(site.file);
+    return fmt::format("{} @ {}:{}", chain, std::filesystem::path(f.path()).filename().string(),
+                       f.lineColumn(site.begin).line);
+  }
+
+  // ---- typed conversion of values -------------------------------------------------
+  bool convert(const Value& v, const std::string& type, const std::string& what, Value& out) {
+    out = v;
+    int pairs = plan_.model.head_dim / 2;
+    if (type == "any") return true;
+    if (type == "int") {
+      if (v.isInteger()) return true;
+      error(v.range, fmt::format("{} must be an integer, not {}", what, v.describe()));
+      return false;
+    }
+    if (type == "real") {
+      if (v.kind == VK::Number) return true;
+      error(v.range, fmt::format("{} must be a number, not {}", what, v.describe()));
+      return false;
+    }
+    if (type == "bool") {
+      if (v.kind == VK::Bool) return true;
+      error(v.range, fmt::format("{} must be true or false, not {}", what, v.describe()));
+      return false;
+    }
+    if (type == "text") {
+      if (v.kind == VK::String) return true;
+      error(v.range, fmt::format("{} must be a string, not {}", what, v.describe()));
+      return false;
+    }
+    if (type == "channel") {
+      plan::Channel c;
+      if (v.kind == VK::Symbol && channelFromName(v.text, c)) return true;
+      Diagnostic& d = error(v.range, v.kind == VK::Symbol ? fmt::format("unknown position channel '{}'", v.text)
+                                                          : fmt::format("{} must be a channel, not {}", what, v.describe()));
+      if (v.kind == VK::Symbol) suggest(d, v.text, channelNames());
+      if (d.notes.size() == stack_.size()) d.hint = "the channels are position, column, row and kind";
+      return false;
+    }
+    if (type == "kinds") {
+      std::vector<Value> items = v.kind == VK::List ? v.elements : std::vector<Value>{v};
+      if (v.kind == VK::None) items.clear();
+      static const std::vector<std::string> kinds = {"digit", "separator", "special"};
+      for (const Value& k : items) {
+        bool ok = k.kind == VK::Symbol && std::find(kinds.begin(), kinds.end(), k.text) != kinds.end();
+        if (!ok) {
+          Diagnostic& d = error(k.range, k.kind == VK::Symbol ? fmt::format("unknown token kind '{}'", k.text)
+                                                              : fmt::format("{} must list token kinds, not {}", what, k.describe()));
+          if (k.kind == VK::Symbol) suggest(d, k.text, kinds);
+          d.hint = "the token kinds are digit, separator and special";
+          return false;
+        }
+      }
+      out.kind = VK::List;
+      out.elements = items;
+      return true;
+    }
+    if (type == "pairs") {
+      if (v.kind == VK::Symbol && v.text == "all") {
+        out.kind = VK::Range;
+        out.lo = 0;
+        out.hi = pairs;
+        return true;
+      }
+      if (v.kind != VK::Range) {
+        error(v.range, fmt::format("{} must be a range of rotation pairs like 0..{}, not {}", what, pairs, v.describe()));
+        return false;
+      }
+      if (v.lo < 0 || v.hi > pairs || v.lo >= v.hi) {
+        Diagnostic& d = error(v.range, v.lo >= v.hi ? fmt::format("pair range {}..{} is empty", v.lo, v.hi)
+                                                    : fmt::format("pair range {}..{} is out of bounds: a head has {} rotation pairs (0..{})",
+                                                                  v.lo, v.hi, pairs, pairs));
+        d.hint = fmt::format("head_dim {} = width {} / {} heads gives head_dim / 2 = {} pairs", plan_.model.head_dim,
+                             plan_.model.width, plan_.model.heads, pairs);
+        return false;
+      }
+      return true;
+    }
+    if (type == "dist") {
+      if (v.kind == VK::Dist || v.kind == VK::None) return true;
+      if (v.kind == VK::Number) {
+        out.kind = VK::Dist;
+        out.dist.kind = plan::Distribution::Kind::Fixed;
+        out.dist.a = out.dist.b = out.dist.eval_value = v.number;
+        return true;
+      }
+      error(v.range, fmt::format("{} must be a distribution such as uniform(1, 4), not {}", what, v.describe()));
+      return false;
+    }
+    if (type == "values") {
+      if (v.kind == VK::Number) return true;
+      if (v.kind == VK::List) {
+        for (const Value& x : v.elements)
+          if (x.kind != VK::Number) {
+            error(x.range, fmt::format("{} must hold numbers, not {}", what, x.describe()));
+            return false;
+          }
+        return true;
+      }
+      error(v.range, fmt::format("{} must be a number or a list of numbers, not {}", what, v.describe()));
+      return false;
+    }
+    if (type == "heads") {
+      if (v.kind == VK::Symbol && v.text == "all") return true;
+      std::vector<Value> items = v.kind == VK::List ? v.elements : std::vector<Value>{v};
+      for (const Value& h : items)
+        if (!h.isInteger() || h.number < 0 || h.number >= plan_.model.heads) {
+          error(h.range, h.isInteger() ? fmt::format("head {} does not exist: the model has {} heads (0..{})",
+                                                     h.render(), plan_.model.heads, plan_.model.heads - 1)
+                                       : fmt::format("{} must be head indices or all, not {}", what, h.describe()));
+          return false;
+        }
+      out.kind = VK::List;
+      out.elements = items;
+      return true;
+    }
+    error(v.range, fmt::format("internal error: unknown type '{}'", type));
+    return false;
+  }
+
+  static std::vector<int> headsOf(const Value& v) {
+    std::vector<int> out;
+    if (v.kind == VK::List)
+      for (const Value& h : v.elements) out.push_back(static_cast<int>(h.number));
+    return out;
+  }
+  static plan::KindSet kindsOf(const Value& v) {
+    plan::KindSet s;
+    static const std::map<std::string, plan::TokenKind> names = {
+        {"digit", plan::TokenKind::Digit}, {"separator", plan::TokenKind::Separator}, {"special", plan::TokenKind::Special}};
+    for (const Value& k : v.elements) s.insert(names.at(k.text));
+    return s;
+  }
+  static plan::Channel channelOf(const Value& v) {
+    plan::Channel c = plan::Channel::Position;
+    channelFromName(v.text, c);
+    return c;
+  }
+
+  // Binds call arguments to a list of typed parameters (primitives).
+  bool bindPrimitive(const ast::Item& it, const std::vector<PrimitiveParam>& params, const Env& env,
+                     std::map<std::string, Value>& out, std::map<std::string, Value> defaults) {
+    bool ok = true;
+    size_t position = 0;
+    std::set<std::string> seen;
+    for (const ast::Arg& a : it.args) {
+      std::string name;
+      if (a.name.text.empty()) {
+        if (position >= params.size()) {
+          error(a.range, fmt::format("'{}' takes at most {} arguments", it.name.text, params.size()));
+          return false;
+        }
+        name = params[position++].name;
+      } else {
+        name = a.name.text;
+        auto p = std::find_if(params.begin(), params.end(), [&](const PrimitiveParam& x) { return x.name == name; });
+        if (p == params.end()) {
+          Diagnostic& d = error(a.name.range, fmt::format("'{}' has no argument '{}'", it.name.text, name));
+          std::vector<std::string> names;
+          for (const PrimitiveParam& x : params) names.push_back(x.name);
+          suggest(d, name, names);
+          ok = false;
+          continue;
+        }
+      }
+      if (!seen.insert(name).second) {
+        error(a.range, fmt::format("argument '{}' is given twice", name));
+        ok = false;
+        continue;
+      }
+      auto v = evaluate(*a.value, env, diags_);
+      if (!v) { ok = false; continue; }
+      const PrimitiveParam& p = *std::find_if(params.begin(), params.end(), [&](const PrimitiveParam& x) { return x.name == name; });
+      Value converted;
+      if (!convert(*v, p.type, fmt::format("'{}' of {}", name, it.name.text), converted)) { ok = false; continue; }
+      out[name] = converted;
+    }
+    for (const PrimitiveParam& p : params) {
+      if (out.count(p.name)) continue;
+      if (p.required) {
+        error(it.range, fmt::format("'{}' needs the argument '{}'", it.name.text, p.name));
+        ok = false;
+      } else if (defaults.count(p.name)) {
+        Value converted;
+        if (convert(defaults[p.name], p.type, p.name, converted)) out[p.name] = converted;
+      }
+    }
+    return ok;
+  }
+
+  // ---- items ------------------------------------------------------------------------
+  void item(const ast::Item& it, const Env& env, Scope& scope) {
+    switch (it.kind) {
+      case ast::Item::Kind::Use: use(it, env); return;
+      case ast::Item::Kind::Param: param(it, env, scope); return;
+      case ast::Item::Kind::Assign:
+        if (it.name.text == "score") { score(it, env, scope); return; }
+        {
+          Diagnostic& d = error(it.name.range, fmt::format("'{}' cannot be assigned in an attention section", it.name.text));
+          suggest(d, it.name.text, {"score"});
+          d.hint = "attention items are: use <component>(...), param, score = <formula>, rotate(...), zero_keys(...), embed(...), null_slot(), require(...)";
+        }
+        return;
+      case ast::Item::Kind::Call: primitive(it, env); return;
+    }
+  }
+
+  void primitive(const ast::Item& it, const Env& env) {
+    const std::string& name = it.name.text;
+    std::map<std::string, Value> a;
+    Value none = Value::makeNone({});
+    Value all = Value::makeSymbol("all", {});
+    if (name == "rotate") {
+      if (!bindPrimitive(it, {{"pairs", "pairs", true}, {"by", "channel", true}, {"base", "real", false},
+                              {"stretch", "dist", false}, {"heads", "heads", false}},
+                         env, a, {{"base", Value::makeNumber(10000, {})}, {"stretch", none}, {"heads", all}}))
+        return;
+      if (a["base"].number <= 1) {
+        error(a["base"].range, fmt::format("rotation base must be greater than 1, got {:g}", a["base"].number));
+        return;
+      }
+      plan::Rotation r;
+      r.channel = channelOf(a["by"]);
+      r.pair_begin = static_cast<int>(a["pairs"].lo);
+      r.pair_end = static_cast<int>(a["pairs"].hi);
+      r.base = a["base"].number;
+      if (a["stretch"].kind == VK::Dist) r.stretch = a["stretch"].dist;
+      r.heads = headsOf(a["heads"]);
+      r.origin = origin(it.range);
+      plan_.attention.rotations.push_back(r);
+      rotation_sites_.push_back(it.range);
+    } else if (name == "zero_keys") {
+      if (!bindPrimitive(it, {{"kinds", "kinds", true}, {"pairs", "pairs", true}, {"heads", "heads", false}}, env, a,
+                         {{"heads", all}}))
+        return;
+      plan::KeyZeroing z;
+      z.kinds = kindsOf(a["kinds"]);
+      z.pair_begin = static_cast<int>(a["pairs"].lo);
+      z.pair_end = static_cast<int>(a["pairs"].hi);
+      z.heads = headsOf(a["heads"]);
+      z.origin = origin(it.range);
+      plan_.attention.key_zeroing.push_back(z);
+    } else if (name == "embed") {
+      if (!bindPrimitive(it, {{"table", "any", true}, {"channel", "channel", false}, {"size", "int", false}}, env, a,
+                         {{"channel", Value::makeSymbol("position", {})}, {"size", Value::makeNumber(1024, {})}}))
+        return;
+      plan::AbsoluteEmbedding e;
+      const Value& t = a["table"];
+      if (t.kind == VK::Symbol && t.text == "learned") e.kind = plan::AbsoluteEmbedding::Kind::Learned;
+      else if (t.kind == VK::Symbol && t.text == "sinusoidal") e.kind = plan::AbsoluteEmbedding::Kind::Sinusoidal;
+      else {
+        Diagnostic& d = error(t.range, fmt::format("embedding table must be learned or sinusoidal, not {}", t.describe()));
+        if (t.kind == VK::Symbol) suggest(d, t.text, {"learned", "sinusoidal"});
+        return;
+      }
+      e.channel = channelOf(a["channel"]);
+      if (a["size"].number < 1) {
+        error(a["size"].range, "embedding size must be at least 1");
+        return;
+      }
+      e.max_index = static_cast<int>(a["size"].number);
+      e.origin = origin(it.range);
+      plan_.attention.embeddings.push_back(e);
+    } else if (name == "null_slot") {
+      if (!bindPrimitive(it, {}, env, a, {})) return;
+      plan_.attention.null_slot = true;
+    } else if (name == "require") {
+      if (!bindPrimitive(it, {{"condition", "bool", true}, {"message", "text", true}}, env, a, {})) return;
+      if (!a["condition"].boolean) {
+        Diagnostic& d = diags_.error(stack_.empty() ? it.range : stack_.back().range, a["message"].text);
+        d.notes.push_back({it.range, "required here"});
+      }
+    } else {
+      Diagnostic& d = error(it.name.range, fmt::format("unknown attention primitive '{}'", name));
+      std::vector<std::string> names = {"rotate", "zero_keys", "embed", "null_slot", "require"};
+      suggest(d, name, names);
+      if (program_.components.count(name)) d.hint = fmt::format("'{}' is a component: write 'use {}(...)'", name, name);
+      else if (d.notes.size() == stack_.size())
+        d.hint = "primitives are rotate, zero_keys, embed, null_slot and require; components are used with 'use'";
+    }
+  }
+
+  void param(const ast::Item& it, const Env& env, Scope& scope) {
+    bool per_head = !it.index.text.empty();
+    if (per_head && it.index.text != "h") {
+      error(it.index.range, fmt::format("per-head parameters are indexed by 'h', not '{}'", it.index.text));
+      return;
+    }
+    auto init = evaluate(*it.value, env, diags_);
+    if (!init) return;
+    bool learned = false;
+    for (const ast::Option& o : it.options) {
+      if (o.name.text != "learned") {
+        Diagnostic& d = error(o.name.range, fmt::format("unknown param option '{}'", o.name.text));
+        suggest(d, o.name.text, {"learned"});
+        return;
+      }
+      auto v = evaluate(*o.value, env, diags_);
+      if (!v) return;
+      if (v->kind != VK::Bool) {
+        error(v->range, fmt::format("'learned' must be true or false, not {}", v->describe()));
+        return;
+      }
+      learned = v->boolean;
+    }
+    plan::Param p;
+    p.name = scope.prefix.empty() ? it.name.text : scope.prefix + "." + it.name.text;
+    p.per_head = per_head;
+    p.learned = learned;
+    int heads = plan_.model.heads;
+    if (init->kind == VK::Number) {
+      p.init.assign(per_head ? static_cast<size_t>(heads) : 1, init->number);
+    } else if (init->kind == VK::List && per_head) {
+      for (const Value& x : init->elements) {
+        if (x.kind != VK::Number) {
+          error(x.range, fmt::format("parameter values must be numbers, not {}", x.describe()));
+          return;
+        }
+        p.init.push_back(x.number);
+      }
+      if (static_cast<int>(p.init.size()) != heads) {
+        Diagnostic& d = error(init->range, fmt::format("per-head parameter '{}' has {} value{} but the model has {} heads",
+                                                       it.name.text, p.init.size(), p.init.size() == 1 ? "" : "s", heads));
+        d.hint = "give one value per head, or a single number for every head";
+        return;
+      }
+    } else {
+      error(init->range, per_head ? fmt::format("a per-head parameter starts from a number or a list, not {}", init->describe())
+                                  : fmt::format("a scalar parameter starts from a number, not {}", init->describe()));
+      return;
+    }
+    if (scope.params.count(it.name.text)) {
+      error(it.name.range, fmt::format("parameter '{}' is declared twice", it.name.text));
+      return;
+    }
+    scope.params[it.name.text] = static_cast<int>(plan_.attention.params.size());
+    plan_.attention.params.push_back(p);
+  }
+
+  void score(const ast::Item& it, const Env& env, Scope& scope) {
+    FormulaScope fs{env, scope.params, plan_.attention};
+    auto formula = compileFormula(*it.value, fs, diags_);
+    plan::ScoreTerm term;
+    for (const ast::Option& o : it.options) {
+      const std::string& n = o.name.text;
+      if (n != "exempt_keys" && n != "exempt_queries" && n != "heads") {
+        Diagnostic& d = error(o.name.range, fmt::format("unknown score option '{}'", n));
+        suggest(d, n, {"exempt_keys", "exempt_queries", "heads"});
+        continue;
+      }
+      auto v = evaluate(*o.value, env, diags_);
+      if (!v) continue;
+      Value c;
+      if (!convert(*v, n == "heads" ? "heads" : "kinds", "'" + n + "'", c)) continue;
+      if (n == "heads") term.heads = headsOf(c);
+      else if (n == "exempt_keys") term.exempt_keys = kindsOf(c);
+      else term.exempt_queries = kindsOf(c);
+    }
+    if (!formula) return;
+    term.formula = *formula;
+    term.name = scope.prefix.empty() ? "score" : scope.prefix;
+    term.origin = origin(it.range);
+    plan_.attention.score_terms.push_back(term);
+  }
+
+  void use(const ast::Item& it, const Env& env) {
+    auto found = program_.components.find(it.name.text);
+    if (found == program_.components.end()) {
+      Diagnostic& d = error(it.name.range, fmt::format("unknown component '{}'", it.name.text));
+      std::vector<std::string> names;
+      for (const auto& [n, _] : program_.components) names.push_back(n);
+      suggest(d, it.name.text, names);
+      d.hint = "components come from imported modules, e.g. 'import rope' for rope(...)";
+      return;
+    }
+    if (stack_.size() >= 16) {
+      error(it.range, fmt::format("components are nested more than 16 deep; does '{}' use itself?", it.name.text));
+      return;
+    }
+    const ast::Component& c = *found->second;
+    Env args(&base_env_);
+    bool ok = true;
+    size_t position = 0;
+    std::set<std::string> given;
+    auto param_named = [&](const std::string& n) -> const ast::ComponentParam* {
+      for (const ast::ComponentParam& p : c.params)
+        if (p.name.text == n) return &p;
+      return nullptr;
+    };
+    for (const ast::Arg& a : it.args) {
+      const ast::ComponentParam* p = nullptr;
+      if (a.name.text.empty()) {
+        if (position >= c.params.size()) {
+          Diagnostic& d = error(a.range, fmt::format("component '{}' takes {} argument{}", c.name.text, c.params.size(),
+                                                     c.params.size() == 1 ? "" : "s"));
+          d.notes.push_back({c.name.range, "declared here"});
+          ok = false;
+          continue;
+        }
+        p = &c.params[position++];
+      } else {
+        p = param_named(a.name.text);
+        if (p == nullptr) {
+          Diagnostic& d = error(a.name.range, fmt::format("component '{}' has no parameter '{}'", c.name.text, a.name.text));
+          std::vector<std::string> names;
+          for (const ast::ComponentParam& x : c.params) names.push_back(x.name.text);
+          suggest(d, a.name.text, names);
+          d.notes.push_back({c.name.range, "declared here"});
+          ok = false;
+          continue;
+        }
+      }
+      if (!given.insert(p->name.text).second) {
+        error(a.range, fmt::format("argument '{}' is given twice", p->name.text));
+        ok = false;
+        continue;
+      }
+      auto v = evaluate(*a.value, env, diags_);
+      Value converted;
+      if (!v || !convert(*v, p->type.text, fmt::format("argument '{}' of {}", p->name.text, c.name.text), converted)) {
+        ok = false;
+        continue;
+      }
+      args.bind(p->name.text, converted);
+    }
+    // Defaults, in declaration order, may use earlier parameters.
+    stack_.push_back({c.name.text, it.range});
+    for (const ast::ComponentParam& p : c.params) {
+      if (given.count(p.name.text)) continue;
+      if (!p.default_value) {
+        stack_.pop_back();
+        Diagnostic& d = error(it.range, fmt::format("component '{}' needs the argument '{}'", c.name.text, p.name.text));
+        d.notes.push_back({p.range, "declared here"});
+        stack_.push_back({c.name.text, it.range});
+        ok = false;
+        continue;
+      }
+      auto v = evaluate(*p.default_value, args, diags_);
+      Value converted;
+      if (!v || !convert(*v, p.type.text, fmt::format("default of '{}'", p.name.text), converted)) {
+        ok = false;
+        continue;
+      }
+      args.bind(p.name.text, converted);
+    }
+    if (ok) {
+      Scope scope;
+      int n = ++instances_[c.name.text];
+      scope.prefix = n == 1 ? c.name.text : fmt::format("{}#{}", c.name.text, n);
+      for (const ast::Item& body : c.body) item(body, args, scope);
+    }
+    stack_.pop_back();
+  }
+
+  void checkOverlaps() {
+    const auto& rs = plan_.attention.rotations;
+    auto covers = [&](const plan::Rotation& r, int h) {
+      return r.heads.empty() || std::find(r.heads.begin(), r.heads.end(), h) != r.heads.end();
+    };
+    for (size_t j = 0; j < rs.size(); ++j)
+      for (size_t i = 0; i < j; ++i) {
+        int lo = std::max(rs[i].pair_begin, rs[j].pair_begin), hi = std::min(rs[i].pair_end, rs[j].pair_end);
+        if (lo >= hi) continue;
+        for (int h = 0; h < plan_.model.heads; ++h) {
+          if (!covers(rs[i], h) || !covers(rs[j], h)) continue;
+          Diagnostic& d = diags_.error(rotation_sites_[j],
+                                       fmt::format("rotation pairs {}..{} of head {} are already rotated by {}", lo, hi, h,
+                                                   plan::channelName(rs[i].channel)));
+          d.notes.push_back({rotation_sites_[i], "first rotated here"});
+          d.hint = "give each rotation its own pair range, e.g. rows on 0..16 and columns on 16..32";
+          break;
+        }
+      }
+  }
+};
+
+}  // namespace
+
+void buildAttention(const std::vector<const ast::Item*>& items, const Program& program,
+                    plan::ExperimentPlan& plan, const SourceManager& sources, DiagnosticEngine& diags) {
+  Builder b(program, plan, sources, diags);
+  b.run(items);
+}
+
+}  // namespace posc::sema

@@ -1,0 +1,186 @@
+// Assembling an experiment: extends chain, presets, overrides, checks.
+#include "compiler/sema/experiment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "compiler/parse/parser.h"
+#include "compiler/sema/attention.h"
+#include "compiler/sema/evaluate.h"
+#include "compiler/sema/settings.h"
+
+namespace posc::sema {
+
+namespace {
+
+struct Assembler {
+  const Program& program;
+  SourceManager& sources;
+  DiagnosticEngine& diags;
+  plan::ExperimentPlan plan;
+  std::vector<const ast::Item*> attention;
+  std::set<std::string> explicitly_set;  // "model.mlp_hidden", ...
+  std::vector<std::string> experiment_names;
+
+  SettingsContext context() { return {plan, diags, experiment_names}; }
+
+  void section(const ast::Section& s) {
+    const std::string& name = s.name.text;
+    if (name == "attention") {
+      if (!s.append) attention.clear();
+      for (const ast::Item& it : s.items) attention.push_back(&it);
+      return;
+    }
+    const auto& sections = settingSections();
+    if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
+      Diagnostic& d = diags.error(s.name.range, fmt::format("unknown section '{}'", name));
+      std::vector<std::string> names = sections;
+      names.push_back("attention");
+      suggest(d, name, names);
+      d.hint = "an experiment has task, model, attention, train and eval sections, and presets";
+      return;
+    }
+    if (s.append) diags.error(s.name.range, fmt::format("only attention can be extended with '+='; write '{} {{ ... }}'", name));
+    std::set<std::string> seen;
+    for (const ast::Item& it : s.items) {
+      if (it.kind != ast::Item::Kind::Assign || !it.options.empty()) {
+        Diagnostic& d = diags.error(it.range, fmt::format("the {} section holds settings written 'name = value'", name));
+        if (it.kind == ast::Item::Kind::Use) d.hint = "components are used in the attention section";
+        continue;
+      }
+      if (!seen.insert(it.name.text).second) {
+        diags.error(it.name.range, fmt::format("'{}' is set twice in this section", it.name.text));
+        continue;
+      }
+      Env env;
+      auto v = evaluate(*it.value, env, diags);
+      if (!v) continue;
+      SettingsContext ctx = context();
+      if (applySetting(name, it.name.text, it.name.range, *v, ctx)) explicitly_set.insert(name + "." + it.name.text);
+    }
+  }
+
+  void override(const Override& o) {
+    std::string label = fmt::format("--set {}", o.key);
+    int32_t id = sources.add(label, o.value);
+    size_t dot = o.key.find('.');
+    if (dot == std::string::npos) {
+      Diagnostic& d = diags.error({}, fmt::format("--set needs section.name=value, got '{}'", o.key));
+      d.hint = "for example --set train.steps=500";
+      return;
+    }
+    std::string section = o.key.substr(0, dot), name = o.key.substr(dot + 1);
+    const auto& sections = settingSections();
+    if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
+      Diagnostic& d = diags.error({}, fmt::format("--set: unknown section '{}'", section));
+      suggest(d, section, sections);
+      if (section == "attention") d.hint = "attention cannot be set from the command line; use a variant experiment";
+      return;
+    }
+    ast::ExprPtr e = parse::parseExpression(id, sources, diags);
+    if (!e) return;
+    Env env;
+    auto v = evaluate(*e, env, diags);
+    if (!v) return;
+    SettingsContext ctx = context();
+    if (applySetting(section, name, {id, 0, static_cast<uint32_t>(o.value.size())}, *v, ctx)) {
+      explicitly_set.insert(o.key);
+      plan.overrides.push_back(o.key + "=" + o.value);
+    }
+  }
+};
+
+}  // namespace
+
+std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, const ExperimentRequest& request,
+                                                      SourceManager& sources, DiagnosticEngine& diags) {
+  int errors_before = diags.errorCount();
+  Assembler a{program, sources, diags, {}, {}, {}, {}};
+  for (const auto& [n, _] : program.experiments) a.experiment_names.push_back(n);
+
+  // 1. Which experiment.
+  const ast::Experiment* target = nullptr;
+  if (request.experiment) {
+    auto it = program.experiments.find(*request.experiment);
+    if (it == program.experiments.end()) {
+      Diagnostic& d = diags.error({}, fmt::format("no experiment named '{}'", *request.experiment));
+      suggest(d, *request.experiment, a.experiment_names);
+      std::string list;
+      for (const ast::Experiment& e : program.main().file.experiments) list += (list.empty() ? "" : ", ") + e.name.text;
+      if (!list.empty()) d.hint = "this file defines: " + list;
+      return std::nullopt;
+    }
+    target = it->second;
+  } else if (!program.main().file.experiments.empty()) {
+    target = &program.main().file.experiments.back();
+  } else {
+    Diagnostic& d = diags.error({program.main().file.source, 0, 0}, "this file defines no experiment");
+    d.hint = "add 'experiment NAME { ... }', or pass a file that has one";
+    return std::nullopt;
+  }
+
+  // 2. The extends chain, root first.
+  std::vector<const ast::Experiment*> chain{target};
+  while (!chain.back()->base.text.empty()) {
+    const ast::Experiment* e = chain.back();
+    auto it = program.experiments.find(e->base.text);
+    if (it == program.experiments.end()) {
+      Diagnostic& d = diags.error(e->base.range, fmt::format("unknown experiment '{}'", e->base.text));
+      suggest(d, e->base.text, a.experiment_names);
+      d.hint = "the experiment to extend must be defined in this file or one it imports";
+      return std::nullopt;
+    }
+    if (std::find(chain.begin(), chain.end(), it->second) != chain.end()) {
+      Diagnostic& d = diags.error(e->base.range, fmt::format("experiment '{}' extends itself through '{}'", target->name.text, e->base.text));
+      d.notes.push_back({it->second->name.range, "defined here"});
+      return std::nullopt;
+    }
+    chain.push_back(it->second);
+  }
+  std::reverse(chain.begin(), chain.end());
+  for (const ast::Experiment* e : chain)
+    for (const ast::Section& s : e->sections) a.section(s);
+
+  // 3. The preset.
+  if (request.preset) {
+    bool found = false;
+    std::vector<std::string> names;
+    for (const ast::Experiment* e : chain)
+      for (const ast::Preset& p : e->presets) {
+        names.push_back(p.name.text);
+        if (p.name.text != *request.preset) continue;
+        found = true;
+        for (const ast::Section& s : p.sections) a.section(s);
+      }
+    if (!found) {
+      Diagnostic& d = diags.error(target->name.range, fmt::format("experiment '{}' has no preset '{}'", target->name.text, *request.preset));
+      suggest(d, *request.preset, names);
+      if (names.empty()) d.hint = "declare one inside the experiment: preset small { model { ... } train { ... } }";
+      return std::nullopt;
+    }
+    a.plan.preset = *request.preset;
+  }
+
+  // 4. Overrides.
+  for (const Override& o : request.overrides) a.override(o);
+
+  // 5. Derived defaults and checks.
+  if (!a.explicitly_set.count("model.mlp_hidden")) a.plan.model.mlp_hidden = 4 * a.plan.model.width;
+  SettingsContext ctx = a.context();
+  checkSettings(target->name.range, ctx);
+  if (diags.errorCount() > errors_before) return std::nullopt;
+  buildAttention(a.attention, program, a.plan, sources, diags);
+  if (a.plan.train.init_from && *a.plan.train.init_from == target->name.text) {
+    Diagnostic& d = diags.error(target->name.range, fmt::format("experiment '{}' warm-starts from itself", target->name.text));
+    d.hint = "init_from names the experiment whose final checkpoint to continue from";
+  }
+  if (diags.errorCount() > errors_before) return std::nullopt;
+
+  a.plan.name = target->name.text;
+  a.plan.source_path = program.main().path;
+  return std::move(a.plan);
+}
+
+}  // namespace posc::sema

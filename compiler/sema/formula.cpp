@@ -1,0 +1,304 @@
+// Translation of score formulas into plan::Formula, with constant folding.
+#include "compiler/sema/formula.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace posc::sema {
+
+using Op = plan::FormulaNode::Op;
+
+const std::vector<std::string>& channelNames() {
+  static const std::vector<std::string> names = {"position", "column", "row", "kind"};
+  return names;
+}
+
+bool channelFromName(const std::string& name, plan::Channel& out) {
+  const auto& names = channelNames();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) {
+      out = static_cast<plan::Channel>(i);
+      return true;
+    }
+  return false;
+}
+
+namespace {
+
+struct Compiler {
+  const FormulaScope& scope;
+  DiagnosticEngine& diags;
+  plan::Formula out;
+
+  int push(plan::FormulaNode n) {
+    out.nodes.push_back(n);
+    return static_cast<int>(out.nodes.size() - 1);
+  }
+  int constant(double v) {
+    plan::FormulaNode n;
+    n.op = Op::Const;
+    n.value = v;
+    return push(n);
+  }
+  bool isConst(int i) const { return out.nodes[static_cast<size_t>(i)].op == Op::Const; }
+  double constValue(int i) const { return out.nodes[static_cast<size_t>(i)].value; }
+
+  static double fold(Op op, double a, double b, double c) {
+    switch (op) {
+      case Op::Neg: return -a;
+      case Op::Abs: return std::fabs(a);
+      case Op::Exp: return std::exp(a);
+      case Op::Log: return std::log(a);
+      case Op::Sqrt: return std::sqrt(a);
+      case Op::Cos: return std::cos(a);
+      case Op::Sin: return std::sin(a);
+      case Op::Tanh: return std::tanh(a);
+      case Op::Sigmoid: return 1.0 / (1.0 + std::exp(-a));
+      case Op::Relu: return a > 0 ? a : 0;
+      case Op::Add: return a + b;
+      case Op::Sub: return a - b;
+      case Op::Mul: return a * b;
+      case Op::Div: return a / b;
+      case Op::Pow: return std::pow(a, b);
+      case Op::Min: return std::min(a, b);
+      case Op::Max: return std::max(a, b);
+      case Op::Lt: return a < b;
+      case Op::Le: return a <= b;
+      case Op::Gt: return a > b;
+      case Op::Ge: return a >= b;
+      case Op::Eq: return a == b;
+      case Op::Ne: return a != b;
+      case Op::Select: return a != 0 ? b : c;
+      default: return 0;
+    }
+  }
+
+  // Appends an operation, folding it when every operand is constant.
+  int op(Op o, int a, int b = -1, int c = -1) {
+    if (isConst(a) && (b < 0 || isConst(b)) && (c < 0 || isConst(c))) {
+      double v = fold(o, constValue(a), b < 0 ? 0 : constValue(b), c < 0 ? 0 : constValue(c));
+      // The operand constants become dead; prune() removes them.
+      return constant(v);
+    }
+    plan::FormulaNode n;
+    n.op = o;
+    n.a = a;
+    n.b = b;
+    n.c = c;
+    return push(n);
+  }
+
+  std::vector<std::string> visibleNames() const {
+    std::vector<std::string> names = {"s", "h", "q", "k", "pi"};
+    for (const auto& [n, _] : scope.params) names.push_back(n);
+    for (const std::string& n : scope.env.names())
+      if (const Value* v = scope.env.find(n); v && v->kind == Value::Kind::Number) names.push_back(n);
+    return names;
+  }
+
+  std::optional<int> channel(const ast::Expr& e) {
+    // q.X / k.X
+    if (e.lhs->kind != ast::Expr::Kind::Name || (e.lhs->name.text != "q" && e.lhs->name.text != "k")) {
+      diags.error(e.range, "channels are read as q.<channel> (the query's) or k.<channel> (the key's)");
+      return std::nullopt;
+    }
+    std::string name = e.name.text;
+    if (const Value* v = scope.env.find(name); v && v->kind == Value::Kind::Symbol) name = v->text;
+    plan::Channel ch;
+    if (!channelFromName(name, ch)) {
+      Diagnostic& d = diags.error(e.name.range, fmt::format("unknown position channel '{}'", name));
+      suggest(d, name, channelNames());
+      if (d.notes.empty()) d.hint = "the channels are position, column, row and kind";
+      return std::nullopt;
+    }
+    plan::FormulaNode n;
+    n.op = e.lhs->name.text == "q" ? Op::QChannel : Op::KChannel;
+    n.channel = ch;
+    return push(n);
+  }
+
+  std::optional<int> param(const std::string& name, SourceRange r, bool indexed) {
+    auto it = scope.params.find(name);
+    const plan::Param& p = scope.attention.params[static_cast<size_t>(it->second)];
+    if (p.per_head && !indexed) {
+      Diagnostic& d = diags.error(r, fmt::format("per-head parameter '{}' must be indexed by the head", name));
+      d.hint = fmt::format("write '{}[h]'", name);
+      return std::nullopt;
+    }
+    if (!p.per_head && indexed) {
+      diags.error(r, fmt::format("parameter '{}' is a scalar; it cannot be indexed", name));
+      return std::nullopt;
+    }
+    plan::FormulaNode n;
+    n.op = Op::Param;
+    n.param = it->second;
+    return push(n);
+  }
+
+  std::optional<int> compile(const ast::Expr& e) {
+    using K = ast::Expr::Kind;
+    switch (e.kind) {
+      case K::Number: return constant(e.number);
+      case K::Name: {
+        const std::string& n = e.name.text;
+        if (scope.params.count(n)) return param(n, e.range, false);
+        if (n == "s" || n == "score") {
+          plan::FormulaNode node;
+          node.op = Op::Score;
+          return push(node);
+        }
+        if (n == "h") {
+          plan::FormulaNode node;
+          node.op = Op::Head;
+          return push(node);
+        }
+        if (n == "pi") return constant(M_PI);
+        if (const Value* v = scope.env.find(n)) {
+          if (v->kind == Value::Kind::Number) return constant(v->number);
+          if (v->kind == Value::Kind::Bool) return constant(v->boolean ? 1 : 0);
+          diags.error(e.range, fmt::format("'{}' is {}, which a score formula cannot use as a number", n, v->describe()));
+          return std::nullopt;
+        }
+        Diagnostic& d = diags.error(e.range, fmt::format("unknown name '{}' in score formula", n));
+        suggest(d, n, visibleNames());
+        if (d.notes.empty())
+          d.hint = "a formula reads s (the score), h (the head), q.<channel>, k.<channel>, declared params and numeric arguments";
+        return std::nullopt;
+      }
+      case K::Member: return channel(e);
+      case K::Index: {
+        if (e.lhs->kind != ast::Expr::Kind::Name) {
+          diags.error(e.range, "only parameters can be indexed in a score formula");
+          return std::nullopt;
+        }
+        const std::string& n = e.lhs->name.text;
+        if (!scope.params.count(n)) {
+          Diagnostic& d = diags.error(e.lhs->range, fmt::format("unknown parameter '{}' in score formula", n));
+          std::vector<std::string> names;
+          for (const auto& [pn, _] : scope.params) names.push_back(pn);
+          suggest(d, n, names);
+          return std::nullopt;
+        }
+        if (e.rhs->kind != ast::Expr::Kind::Name || e.rhs->name.text != "h") {
+          Diagnostic& d = diags.error(e.rhs->range, "a per-head parameter is indexed by the head 'h'");
+          d.hint = fmt::format("write '{}[h]'", n);
+          return std::nullopt;
+        }
+        return param(n, e.range, true);
+      }
+      case K::Unary: {
+        auto a = compile(*e.lhs);
+        if (!a) return std::nullopt;
+        if (e.op == "+") return a;
+        if (e.op == "-") return op(Op::Neg, *a);
+        return op(Op::Eq, *a, constant(0));
+      }
+      case K::Binary: {
+        auto a = compile(*e.lhs);
+        auto b = compile(*e.rhs);
+        if (!a || !b) return std::nullopt;
+        static const std::map<std::string, Op> ops = {
+            {"+", Op::Add}, {"-", Op::Sub}, {"*", Op::Mul}, {"/", Op::Div}, {"^", Op::Pow},
+            {"<", Op::Lt},  {"<=", Op::Le}, {">", Op::Gt},  {">=", Op::Ge}, {"==", Op::Eq},
+            {"!=", Op::Ne}, {"&&", Op::Mul}, {"||", Op::Max}};
+        auto it = ops.find(e.op);
+        if (it == ops.end()) {
+          diags.error(e.range, fmt::format("'{}' is not available in score formulas", e.op));
+          return std::nullopt;
+        }
+        return op(it->second, *a, *b);
+      }
+      case K::Conditional: {
+        auto c = compile(*e.elements[0]);
+        auto a = compile(*e.elements[1]);
+        auto b = compile(*e.elements[2]);
+        if (!c || !a || !b) return std::nullopt;
+        return op(Op::Select, *c, *a, *b);
+      }
+      case K::Call: return call(e);
+      default:
+        diags.error(e.range, fmt::format("a score formula computes a number; {} is not allowed here",
+                                         e.kind == K::String ? "a string" : e.kind == K::Range ? "a range" : "a list"));
+        return std::nullopt;
+    }
+  }
+
+  std::optional<int> call(const ast::Expr& e) {
+    static const std::map<std::string, Op> unary = {
+        {"exp", Op::Exp}, {"log", Op::Log}, {"sqrt", Op::Sqrt}, {"abs", Op::Abs}, {"cos", Op::Cos},
+        {"sin", Op::Sin}, {"tanh", Op::Tanh}, {"sigmoid", Op::Sigmoid}, {"relu", Op::Relu}};
+    static const std::map<std::string, Op> binary = {{"min", Op::Min}, {"max", Op::Max}, {"pow", Op::Pow}};
+    const std::string& f = e.name.text;
+    size_t arity = unary.count(f) ? 1 : binary.count(f) ? 2 : f == "where" ? 3 : 0;
+    if (arity == 0) {
+      Diagnostic& d = diags.error(e.name.range, fmt::format("unknown function '{}' in score formula", f));
+      std::vector<std::string> names = {"where"};
+      for (auto& [n, _] : unary) names.push_back(n);
+      for (auto& [n, _] : binary) names.push_back(n);
+      suggest(d, f, names);
+      return std::nullopt;
+    }
+    if (e.args.size() != arity) {
+      diags.error(e.range, fmt::format("'{}' takes {} argument{}, {} given", f, arity, arity == 1 ? "" : "s", e.args.size()));
+      return std::nullopt;
+    }
+    std::vector<int> args;
+    for (const ast::Arg& a : e.args) {
+      if (!a.name.text.empty()) {
+        diags.error(a.name.range, fmt::format("'{}' takes positional arguments only", f));
+        return std::nullopt;
+      }
+      auto x = compile(*a.value);
+      if (!x) return std::nullopt;
+      args.push_back(*x);
+    }
+    if (arity == 1) return op(unary.at(f), args[0]);
+    if (arity == 2) return op(binary.at(f), args[0], args[1]);
+    return op(Op::Select, args[0], args[1], args[2]);
+  }
+};
+
+// Removes nodes that the result does not depend on (left behind by folding)
+// and renumbers operands.
+plan::Formula prune(const plan::Formula& f) {
+  std::vector<bool> live(f.nodes.size(), false);
+  if (f.nodes.empty()) return f;
+  live.back() = true;
+  for (size_t i = f.nodes.size(); i-- > 0;) {
+    if (!live[i]) continue;
+    for (int x : {f.nodes[i].a, f.nodes[i].b, f.nodes[i].c})
+      if (x >= 0) live[static_cast<size_t>(x)] = true;
+  }
+  std::vector<int> index(f.nodes.size(), -1);
+  plan::Formula out;
+  out.text = f.text;
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    if (!live[i]) continue;
+    plan::FormulaNode n = f.nodes[i];
+    for (int* x : {&n.a, &n.b, &n.c})
+      if (*x >= 0) *x = index[static_cast<size_t>(*x)];
+    index[i] = static_cast<int>(out.nodes.size());
+    out.nodes.push_back(n);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<plan::Formula> compileFormula(const ast::Expr& e, const FormulaScope& scope,
+                                            DiagnosticEngine& diags) {
+  Compiler c{scope, diags, {}};
+  auto root = c.compile(e);
+  if (!root) return std::nullopt;
+  if (*root != static_cast<int>(c.out.nodes.size()) - 1) {
+    // The result is an earlier node (e.g. unary plus): make it last.
+    plan::FormulaNode keep = c.out.nodes[static_cast<size_t>(*root)];
+    c.out.nodes.push_back(keep);
+  }
+  c.out.text = ast::dumpExpr(e);
+  return prune(c.out);
+}
+
+}  // namespace posc::sema

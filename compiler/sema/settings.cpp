@@ -1,0 +1,304 @@
+// The settings tables of task, model, train and eval.
+#include "compiler/sema/settings.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+
+namespace posc::sema {
+
+namespace {
+
+using Kind = Value::Kind;
+
+struct Checker {
+  const Value& v;
+  DiagnosticEngine& diags;
+  std::string setting;
+
+  bool fail(const std::string& wanted) {
+    diags.error(v.range, fmt::format("'{}' takes {}, not {}", setting, wanted, v.describe()));
+    return false;
+  }
+  bool integer(long long lo, long long hi, long long& out) {
+    if (!v.isInteger()) return fail(hi == LLONG_MAX ? fmt::format("an integer >= {}", lo) : fmt::format("an integer in {}..{}", lo, hi));
+    long long x = static_cast<long long>(v.number);
+    if (x < lo || x > hi) {
+      diags.error(v.range, hi == LLONG_MAX ? fmt::format("'{}' must be at least {}, got {}", setting, lo, x)
+                                           : fmt::format("'{}' must be between {} and {}, got {}", setting, lo, hi, x));
+      return false;
+    }
+    out = x;
+    return true;
+  }
+  template <typename T>
+  bool integer(long long lo, long long hi, T& out) {
+    long long x;
+    if (!integer(lo, hi, x)) return false;
+    out = static_cast<T>(x);
+    return true;
+  }
+  bool real(double lo, double hi, double& out, bool lo_open = false) {
+    if (v.kind != Kind::Number || !std::isfinite(v.number)) return fail("a number");
+    if (v.number < lo || (lo_open && v.number == lo) || v.number > hi) {
+      diags.error(v.range, fmt::format("'{}' must be {} {:g}{}, got {:g}", setting, lo_open ? ">" : ">=", lo,
+                                       std::isinf(hi) ? "" : fmt::format(" and <= {:g}", hi), v.number));
+      return false;
+    }
+    out = v.number;
+    return true;
+  }
+  bool boolean(bool& out) {
+    if (v.kind != Kind::Bool) return fail("true or false");
+    out = v.boolean;
+    return true;
+  }
+  template <typename E>
+  bool word(const std::vector<std::pair<std::string, E>>& words, E& out) {
+    std::vector<std::string> names;
+    for (auto& [n, e] : words) names.push_back(n);
+    std::string list;
+    for (size_t i = 0; i < names.size(); ++i) list += (i ? ", " : "") + names[i];
+    if (v.kind != Kind::Symbol) return fail("one of " + list);
+    for (auto& [n, e] : words)
+      if (n == v.text) { out = e; return true; }
+    Diagnostic& d = diags.error(v.range, fmt::format("'{}' is not a valid {}; expected one of {}", v.text, setting, list));
+    suggest(d, v.text, names);
+    return false;
+  }
+};
+
+struct Setting {
+  std::string name;
+  std::string type;
+  std::string help;
+  std::function<bool(Checker&, SettingsContext&)> apply;
+};
+
+using Table = std::vector<Setting>;
+
+const std::map<std::string, Table>& tables() {
+  static const std::map<std::string, Table> t = {
+      {"task",
+       {
+           {"operands", "int >= 2", "how many numbers are added",
+            [](Checker& c, SettingsContext& x) { return c.integer(2, 1000, x.plan.task.operands); }},
+           {"digits_per_token", "int 1..4", "k: decimal digits held by one token",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 4, x.plan.task.digits_per_token); }},
+           {"order", "reversed | padded", "units first, or zero-padded most significant first",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::DigitOrder>({{"reversed", plan::DigitOrder::Reversed}, {"padded", plan::DigitOrder::Padded}},
+                                              x.plan.task.order);
+            }},
+           {"train_min_digits", "int >= 1", "shortest training operand, in digits",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 100000, x.plan.task.train_min_digits); }},
+           {"train_max_digits", "int >= 1", "longest training operand, in digits (fresh problems every batch)",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 100000, x.plan.task.train_max_digits); }},
+           {"test_digits", "list of int", "operand lengths evaluated after training",
+            [](Checker& c, SettingsContext& x) {
+              std::vector<int> out;
+              std::vector<Value> items = c.v.kind == Kind::List ? c.v.elements : std::vector<Value>{c.v};
+              if (c.v.kind == Kind::Range)
+                for (long long i = c.v.lo; i < c.v.hi; ++i) out.push_back(static_cast<int>(i));
+              else
+                for (const Value& e : items) {
+                  Checker ec{e, c.diags, c.setting};
+                  int d;
+                  if (!ec.integer(1, 100000, d)) return false;
+                  out.push_back(d);
+                }
+              if (out.empty()) return c.fail("at least one length");
+              x.plan.task.test_digits = out;
+              return true;
+            }},
+           {"problems_per_length", "int >= 1", "test problems per length",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 10000000, x.plan.task.problems_per_length); }},
+           {"test_seed", "int >= 0", "seed of the fixed test problems",
+            [](Checker& c, SettingsContext& x) { return c.integer(0, LLONG_MAX, x.plan.task.test_seed); }},
+       }},
+      {"model",
+       {
+           {"layers", "int >= 1", "transformer blocks",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 1000, x.plan.model.layers); }},
+           {"width", "int >= 1", "model width (embedding size)",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 1 << 16, x.plan.model.width); }},
+           {"heads", "int >= 1", "attention heads per layer",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 1024, x.plan.model.heads); }},
+           {"mlp_hidden", "int >= 1", "hidden width of the feed-forward block (default 4 x width)",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 1 << 20, x.plan.model.mlp_hidden); }},
+           {"mlp", "gelu | reglu", "feed-forward kind",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::MlpKind>({{"gelu", plan::MlpKind::Gelu}, {"reglu", plan::MlpKind::Reglu}}, x.plan.model.mlp);
+            }},
+           {"norm", "layernorm | rmsnorm", "normalisation before attention and MLP",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::NormKind>({{"layernorm", plan::NormKind::LayerNorm}, {"rmsnorm", plan::NormKind::RmsNorm}},
+                                            x.plan.model.norm);
+            }},
+           {"tied_embeddings", "bool", "output head shares the token embedding",
+            [](Checker& c, SettingsContext& x) { return c.boolean(x.plan.model.tied_embeddings); }},
+           {"precision", "f32 | f64 | bf16_mixed", "parameter and compute precision",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::Precision>(
+                  {{"f32", plan::Precision::F32}, {"f64", plan::Precision::F64}, {"bf16_mixed", plan::Precision::Bf16Mixed}},
+                  x.plan.model.precision);
+            }},
+           {"softmax", "standard | softmax1", "attention normalisation (softmax1 adds 1 to the denominator)",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::SoftmaxKind>({{"standard", plan::SoftmaxKind::Standard}, {"softmax1", plan::SoftmaxKind::Softmax1}},
+                                               x.plan.model.softmax);
+            }},
+           {"dropout", "real 0..1", "dropout probability",
+            [](Checker& c, SettingsContext& x) { return c.real(0, 0.99, x.plan.model.dropout); }},
+       }},
+      {"train",
+       {
+           {"steps", "int >= 0", "optimiser steps per seed",
+            [](Checker& c, SettingsContext& x) { return c.integer(0, 1000000000, x.plan.train.steps); }},
+           {"batch", "int >= 1", "problems per step",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 1 << 20, x.plan.train.batch); }},
+           {"optimizer", "adamw", "the optimiser",
+            [](Checker& c, SettingsContext& x) {
+              int unused;
+              return c.word<int>({{"adamw", 0}}, unused);
+            }},
+           {"lr", "real > 0", "peak learning rate",
+            [](Checker& c, SettingsContext& x) { return c.real(0, 10, x.plan.train.lr, true); }},
+           {"min_lr_ratio", "real 0..1", "final learning rate as a fraction of lr (cosine, linear)",
+            [](Checker& c, SettingsContext& x) { return c.real(0, 1, x.plan.train.min_lr_ratio); }},
+           {"betas", "(real, real)", "AdamW betas",
+            [](Checker& c, SettingsContext& x) {
+              if (c.v.kind != Kind::Tuple || c.v.elements.size() != 2) return c.fail("a pair (beta1, beta2)");
+              Checker b1{c.v.elements[0], c.diags, "betas"}, b2{c.v.elements[1], c.diags, "betas"};
+              double a, b;
+              if (!b1.real(0, 0.999999, a) || !b2.real(0, 0.999999, b)) return false;
+              x.plan.train.beta1 = a;
+              x.plan.train.beta2 = b;
+              return true;
+            }},
+           {"eps", "real > 0", "AdamW epsilon",
+            [](Checker& c, SettingsContext& x) { return c.real(0, 1, x.plan.train.eps, true); }},
+           {"weight_decay", "real >= 0", "AdamW decoupled weight decay (matrices only)",
+            [](Checker& c, SettingsContext& x) { return c.real(0, 10, x.plan.train.weight_decay); }},
+           {"warmup", "int >= 0", "linear warm-up steps",
+            [](Checker& c, SettingsContext& x) { return c.integer(0, 1000000000, x.plan.train.warmup); }},
+           {"schedule", "constant | cosine | linear", "learning-rate decay after warm-up",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::Schedule>(
+                  {{"constant", plan::Schedule::Constant}, {"cosine", plan::Schedule::Cosine}, {"linear", plan::Schedule::Linear}},
+                  x.plan.train.schedule);
+            }},
+           {"grad_clip", "real >= 0", "global gradient-norm clip (0: none)",
+            [](Checker& c, SettingsContext& x) { return c.real(0, 1e9, x.plan.train.grad_clip); }},
+           {"seeds", "list of int", "one training run per seed",
+            [](Checker& c, SettingsContext& x) {
+              std::vector<uint64_t> out;
+              std::vector<Value> items = c.v.kind == Kind::List ? c.v.elements : std::vector<Value>{c.v};
+              if (c.v.kind == Kind::Range)
+                for (long long i = c.v.lo; i < c.v.hi; ++i) out.push_back(static_cast<uint64_t>(i));
+              else
+                for (const Value& e : items) {
+                  Checker ec{e, c.diags, c.setting};
+                  uint64_t s;
+                  if (!ec.integer(0, LLONG_MAX, s)) return false;
+                  out.push_back(s);
+                }
+              if (out.empty()) return c.fail("at least one seed");
+              x.plan.train.seeds = out;
+              return true;
+            }},
+           {"checkpoint_every", "int >= 0", "steps between checkpoints (0: final only)",
+            [](Checker& c, SettingsContext& x) { return c.integer(0, 1000000000, x.plan.train.checkpoint_every); }},
+           {"log_every", "int >= 1", "steps between metric lines",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 1000000000, x.plan.train.log_every); }},
+           {"init_from", "experiment name", "warm start from that experiment's final checkpoint (same seed)",
+            [](Checker& c, SettingsContext& x) {
+              if (c.v.kind == Kind::None) { x.plan.train.init_from.reset(); return true; }
+              if (c.v.kind != Kind::Symbol) return c.fail("the name of an experiment");
+              bool known = false;
+              for (const std::string& e : x.experiments) known = known || e == c.v.text;
+              if (!known) {
+                Diagnostic& d = c.diags.error(c.v.range, fmt::format("unknown experiment '{}'", c.v.text));
+                suggest(d, c.v.text, x.experiments);
+                d.hint = "init_from names an experiment defined in this file or one it imports";
+                return false;
+              }
+              x.plan.train.init_from = c.v.text;
+              return true;
+            }},
+       }},
+      {"eval",
+       {
+           {"batch", "int >= 1", "problems decoded together",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 1 << 20, x.plan.eval.batch); }},
+           {"every", "int >= 0", "evaluate every N training steps as well (0: only at the end)",
+            [](Checker& c, SettingsContext& x) { return c.integer(0, 1000000000, x.plan.eval.every); }},
+       }},
+  };
+  return t;
+}
+
+}  // namespace
+
+const std::vector<std::string>& settingSections() {
+  static const std::vector<std::string> s = {"task", "model", "train", "eval"};
+  return s;
+}
+
+std::vector<std::string> settingNames(const std::string& section) {
+  std::vector<std::string> out;
+  auto it = tables().find(section);
+  if (it != tables().end())
+    for (const Setting& s : it->second) out.push_back(s.name);
+  return out;
+}
+
+std::string describeSettings() {
+  std::string out;
+  for (const std::string& section : settingSections())
+    for (const Setting& s : tables().at(section))
+      out += fmt::format("  {:<28} {:<28} {}\n", section + "." + s.name, s.type, s.help);
+  return out;
+}
+
+bool applySetting(const std::string& section, const std::string& name, SourceRange name_range,
+                  const Value& value, SettingsContext& ctx) {
+  const Table& table = tables().at(section);
+  for (const Setting& s : table) {
+    if (s.name != name) continue;
+    Checker c{value, ctx.diags, name};
+    return s.apply(c, ctx);
+  }
+  Diagnostic& d = ctx.diags.error(name_range, fmt::format("unknown {} setting '{}'", section, name));
+  suggest(d, name, settingNames(section));
+  if (d.notes.empty()) {
+    // Perhaps it belongs to another section.
+    for (const std::string& other : settingSections())
+      for (const std::string& n : settingNames(other))
+        if (n == name && other != section)
+          d.notes.push_back({{}, fmt::format("'{}' is a setting of the {} section", name, other)});
+  }
+  return false;
+}
+
+void checkSettings(SourceRange at, SettingsContext& ctx) {
+  plan::ExperimentPlan& p = ctx.plan;
+  if (p.model.width % p.model.heads != 0) {
+    Diagnostic& d = ctx.diags.error(at, fmt::format("model width {} is not divisible by {} heads", p.model.width, p.model.heads));
+    d.hint = "choose a width that is a multiple of the head count";
+  } else {
+    p.model.head_dim = p.model.width / p.model.heads;
+    if (p.model.head_dim % 2 != 0)
+      ctx.diags.error(at, fmt::format("head dimension {} (width {} / {} heads) must be even for rotary pairs",
+                                      p.model.head_dim, p.model.width, p.model.heads));
+  }
+  if (p.task.train_min_digits > p.task.train_max_digits)
+    ctx.diags.error(at, fmt::format("train_min_digits ({}) is larger than train_max_digits ({})",
+                                    p.task.train_min_digits, p.task.train_max_digits));
+  if (p.train.warmup > p.train.steps && p.train.steps > 0)
+    ctx.diags.warning(at, fmt::format("warm-up ({} steps) is longer than training ({} steps)", p.train.warmup, p.train.steps));
+}
+
+}  // namespace posc::sema

@@ -1,0 +1,42 @@
+// The settings of the task, model, train and eval sections.
+//
+// Each section has a table of settings: name, the kind of value it takes, a
+// one-line description (shown in errors and `posc help settings`) and a
+// setter that checks the value's range and writes it into the plan. An
+// unknown setting gets "did you mean"; a value of the wrong kind or out of
+// range is reported at the value.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/diag/diagnostics.h"
+#include "compiler/plan/plan.h"
+#include "compiler/sema/value.h"
+
+namespace posc::sema {
+
+struct SettingsContext {
+  plan::ExperimentPlan& plan;
+  DiagnosticEngine& diags;
+  // Names of all experiments in the program, for `init_from`.
+  std::vector<std::string> experiments;
+};
+
+// Sections that hold settings (attention is handled by sema/attention).
+const std::vector<std::string>& settingSections();
+// Names of the settings of one section.
+std::vector<std::string> settingNames(const std::string& section);
+// One line per setting: "train.steps  int >= 0  number of optimiser steps".
+std::string describeSettings();
+
+// Applies `section.name = value`. `name_range` locates the setting name.
+// Returns false after reporting an error.
+bool applySetting(const std::string& section, const std::string& name, SourceRange name_range,
+                  const Value& value, SettingsContext& ctx);
+
+// Checks that hold between settings (width divisible by heads, ...), after
+// all sections, presets and overrides are applied. `at` locates the experiment.
+void checkSettings(SourceRange at, SettingsContext& ctx);
+
+}  // namespace posc::sema
