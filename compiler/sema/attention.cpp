@@ -312,7 +312,7 @@ class Builder {
       r.heads = headsOf(a["heads"]);
       r.origin = origin(it.range);
       plan_.attention.rotations.push_back(r);
-      rotation_sites_.push_back(it.range);
+      rotation_sites_.push_back(stack_.empty() ? it.range : stack_.front().range);
     } else if (name == "zero_keys") {
       if (!bindPrimitive(it, {{"kinds", "kinds", true}, {"pairs", "pairs", true}, {"heads", "heads", false}}, env, a,
                          {{"heads", all}}))
@@ -364,26 +364,46 @@ class Builder {
     }
   }
 
+  // Declares `p` in the scope. A parameter whose declaration had an error is
+  // still declared (with zeros), so formulas that use it report nothing more.
+  void declare(const ast::Item& it, Scope& scope, plan::Param p) {
+    if (scope.params.count(it.name.text)) {
+      error(it.name.range, fmt::format("parameter '{}' is declared twice", it.name.text));
+      return;
+    }
+    scope.params[it.name.text] = static_cast<int>(plan_.attention.params.size());
+    plan_.attention.params.push_back(std::move(p));
+  }
+
   void param(const ast::Item& it, const Env& env, Scope& scope) {
+    plan::Param fallback;
+    fallback.name = scope.prefix.empty() ? it.name.text : scope.prefix + "." + it.name.text;
+    fallback.per_head = !it.index.text.empty();
+    fallback.init.assign(fallback.per_head ? static_cast<size_t>(plan_.model.heads) : 1, 0.0);
+    if (!paramChecked(it, env, scope)) declare(it, scope, fallback);
+  }
+
+  // Returns false if the declaration had an error (reported).
+  bool paramChecked(const ast::Item& it, const Env& env, Scope& scope) {
     bool per_head = !it.index.text.empty();
     if (per_head && it.index.text != "h") {
       error(it.index.range, fmt::format("per-head parameters are indexed by 'h', not '{}'", it.index.text));
-      return;
+      return false;
     }
     auto init = evaluate(*it.value, env, diags_);
-    if (!init) return;
+    if (!init) return false;
     bool learned = false;
     for (const ast::Option& o : it.options) {
       if (o.name.text != "learned") {
         Diagnostic& d = error(o.name.range, fmt::format("unknown param option '{}'", o.name.text));
         suggest(d, o.name.text, {"learned"});
-        return;
+        return false;
       }
       auto v = evaluate(*o.value, env, diags_);
-      if (!v) return;
+      if (!v) return false;
       if (v->kind != VK::Bool) {
         error(v->range, fmt::format("'learned' must be true or false, not {}", v->describe()));
-        return;
+        return false;
       }
       learned = v->boolean;
     }
@@ -398,7 +418,7 @@ class Builder {
       for (const Value& x : init->elements) {
         if (x.kind != VK::Number) {
           error(x.range, fmt::format("parameter values must be numbers, not {}", x.describe()));
-          return;
+          return false;
         }
         p.init.push_back(x.number);
       }
@@ -406,19 +426,15 @@ class Builder {
         Diagnostic& d = error(init->range, fmt::format("per-head parameter '{}' has {} value{} but the model has {} heads",
                                                        it.name.text, p.init.size(), p.init.size() == 1 ? "" : "s", heads));
         d.hint = "give one value per head, or a single number for every head";
-        return;
+        return false;
       }
     } else {
       error(init->range, per_head ? fmt::format("a per-head parameter starts from a number or a list, not {}", init->describe())
                                   : fmt::format("a scalar parameter starts from a number, not {}", init->describe()));
-      return;
+      return false;
     }
-    if (scope.params.count(it.name.text)) {
-      error(it.name.range, fmt::format("parameter '{}' is declared twice", it.name.text));
-      return;
-    }
-    scope.params[it.name.text] = static_cast<int>(plan_.attention.params.size());
-    plan_.attention.params.push_back(p);
+    declare(it, scope, p);
+    return true;
   }
 
   void score(const ast::Item& it, const Env& env, Scope& scope) {

@@ -200,8 +200,10 @@ struct Evaluator {
       case ast::Expr::Kind::Name: {
         const std::string& n = e.name.text;
         if (const Value* v = env.find(n)) {
+          // A bound value keeps the range where it was written (a component
+          // argument points at the use site), so errors land on the user's text.
           Value copy = *v;
-          copy.range = e.range;
+          if (!copy.range.valid()) copy.range = e.range;
           return copy;
         }
         if (n == "true" || n == "false") return Value::makeBool(n == "true", e.range);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "compiler/parse/parser.h"
@@ -22,9 +23,10 @@ struct Assembler {
   plan::ExperimentPlan plan;
   std::vector<const ast::Item*> attention;
   std::set<std::string> explicitly_set;  // "model.mlp_hidden", ...
+  std::map<std::string, SourceRange> written;
   std::vector<std::string> experiment_names;
 
-  SettingsContext context() { return {plan, diags, experiment_names}; }
+  SettingsContext context() { return {plan, diags, experiment_names, written}; }
 
   void section(const ast::Section& s) {
     const std::string& name = s.name.text;
@@ -58,7 +60,10 @@ struct Assembler {
       auto v = evaluate(*it.value, env, diags);
       if (!v) continue;
       SettingsContext ctx = context();
-      if (applySetting(name, it.name.text, it.name.range, *v, ctx)) explicitly_set.insert(name + "." + it.name.text);
+      if (applySetting(name, it.name.text, it.name.range, *v, ctx)) {
+        explicitly_set.insert(name + "." + it.name.text);
+        written[name + "." + it.name.text] = it.value->range;
+      }
     }
   }
 
@@ -87,6 +92,7 @@ struct Assembler {
     SettingsContext ctx = context();
     if (applySetting(section, name, {id, 0, static_cast<uint32_t>(o.value.size())}, *v, ctx)) {
       explicitly_set.insert(o.key);
+      written[o.key] = e->range;
       plan.overrides.push_back(o.key + "=" + o.value);
     }
   }
@@ -97,7 +103,7 @@ struct Assembler {
 std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, const ExperimentRequest& request,
                                                       SourceManager& sources, DiagnosticEngine& diags) {
   int errors_before = diags.errorCount();
-  Assembler a{program, sources, diags, {}, {}, {}, {}};
+  Assembler a{program, sources, diags, {}, {}, {}, {}, {}};
   for (const auto& [n, _] : program.experiments) a.experiment_names.push_back(n);
 
   // 1. Which experiment.

@@ -106,7 +106,7 @@ struct Loader {
         for (const std::string& dir : stdlib_dirs) collectNames(fs::path(dir) / rel.parent_path(), names);
         suggest(d, imp.path.back().text, names);
         std::string where = (here.empty() ? fs::path(".") : here).string();
-        for (const std::string& dir : stdlib_dirs) where += ", " + dir;
+        for (const std::string& dir : stdlib_dirs) where += ", " + display(dir);
         d.hint = fmt::format("modules are .pos files; looked for '{}' in {}", rel.string(), where);
         ok = false;
         continue;

@@ -285,20 +285,24 @@ bool applySetting(const std::string& section, const std::string& name, SourceRan
 
 void checkSettings(SourceRange at, SettingsContext& ctx) {
   plan::ExperimentPlan& p = ctx.plan;
+  auto where = [&](const char* key) {
+    auto it = ctx.written.find(key);
+    return it == ctx.written.end() ? at : it->second;
+  };
   if (p.model.width % p.model.heads != 0) {
-    Diagnostic& d = ctx.diags.error(at, fmt::format("model width {} is not divisible by {} heads", p.model.width, p.model.heads));
+    Diagnostic& d = ctx.diags.error(where("model.width"), fmt::format("model width {} is not divisible by {} heads", p.model.width, p.model.heads));
     d.hint = "choose a width that is a multiple of the head count";
   } else {
     p.model.head_dim = p.model.width / p.model.heads;
     if (p.model.head_dim % 2 != 0)
-      ctx.diags.error(at, fmt::format("head dimension {} (width {} / {} heads) must be even for rotary pairs",
+      ctx.diags.error(where("model.width"), fmt::format("head dimension {} (width {} / {} heads) must be even for rotary pairs",
                                       p.model.head_dim, p.model.width, p.model.heads));
   }
   if (p.task.train_min_digits > p.task.train_max_digits)
-    ctx.diags.error(at, fmt::format("train_min_digits ({}) is larger than train_max_digits ({})",
+    ctx.diags.error(where("task.train_min_digits"), fmt::format("train_min_digits ({}) is larger than train_max_digits ({})",
                                     p.task.train_min_digits, p.task.train_max_digits));
   if (p.train.warmup > p.train.steps && p.train.steps > 0)
-    ctx.diags.warning(at, fmt::format("warm-up ({} steps) is longer than training ({} steps)", p.train.warmup, p.train.steps));
+    ctx.diags.warning(where("train.warmup"), fmt::format("warm-up ({} steps) is longer than training ({} steps)", p.train.warmup, p.train.steps));
 }
 
 }  // namespace posc::sema

@@ -7,6 +7,7 @@
 // range is reported at the value.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct SettingsContext {
   DiagnosticEngine& diags;
   // Names of all experiments in the program, for `init_from`.
   std::vector<std::string> experiments;
+  // Where each applied setting was written ("model.width" -> its value), so
+  // checks between settings can point at the right line.
+  std::map<std::string, SourceRange> written = {};
 };
 
 // Sections that hold settings (attention is handled by sema/attention).
