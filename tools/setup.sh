@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what posc needs to build and test on Debian 12 (run as root).
+# Skips apt entirely when everything is already installed.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  antlr4 libantlr4-runtime-dev      # the grammar tool (Java) and its C++ runtime
+  llvm-14-dev                       # LLVM, for the score-formula JIT
+  libtorch-dev libopenblas0-pthread # LibTorch (CPU) and a fast BLAS under it
+  libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
