@@ -1,1 +1,205 @@
-// (being written)
+// The GPT-style decoder: embeddings (token + the plan's absolute embeddings),
+// pre-norm blocks, final norm, tied or separate LM head. The positional tables
+// are built once per call and shared by all layers; the score-term parameters
+// are one set shared by all layers. See gpt.h for the interface.
+#include "runtime/model/gpt.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "runtime/model/block.h"
+#include "runtime/model/positional.h"
+
+namespace posc::model {
+
+int64_t KvCache::length() const { return channels.defined() ? channels.size(2) : 0; }
+
+// The model's parts; GptImpl::State (private in gpt.h) is exactly this, kept
+// as a named base so that the helpers below can take it.
+struct ModelParts {
+  posc::plan::ExperimentPlan plan;
+  int64_t vocab = 0;
+  torch::nn::Embedding tok{nullptr};
+  std::vector<torch::nn::Embedding> abs_tables;  // per plan embedding; null when sinusoidal
+  std::vector<Block> blocks;
+  Norm norm_f{nullptr};
+  torch::nn::Linear head{nullptr};  // null when tied
+  std::vector<torch::Tensor> score_params;
+};
+
+struct GptImpl::State : ModelParts {};
+
+namespace {
+
+std::string parameterName(const std::string& name, const std::set<std::string>& taken, size_t index) {
+  std::string s;
+  for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (s.empty() || taken.count(s)) s += "_" + std::to_string(index);
+  return s;
+}
+
+// Vaswani et al.: pe[2i] = sin(v / 10000^(2i/W)), pe[2i+1] = cos(v / 10000^(2i/W)).
+torch::Tensor sinusoidal(const torch::Tensor& value, int64_t width, torch::ScalarType dtype) {
+  const int64_t half = (width + 1) / 2;
+  auto f64 = torch::TensorOptions().dtype(torch::kDouble).device(value.device());
+  auto i = torch::arange(half, f64);
+  auto div = torch::pow(10000.0, 2.0 * i / static_cast<double>(width));
+  auto arg = value.to(torch::kDouble).unsqueeze(-1) / div;  // (B, L, half)
+  auto pe = torch::stack({arg.sin(), arg.cos()}, -1).flatten(-2).narrow(-1, 0, width);
+  return pe.to(dtype);
+}
+
+}  // namespace
+
+GptImpl::GptImpl(const plan::ExperimentPlan& plan, int64_t vocab_size)
+    : state_(std::make_shared<State>()) {
+  auto& st = *state_;
+  st.plan = plan;
+  st.vocab = vocab_size;
+  const auto& m = plan.model;
+  const auto& att = plan.attention;
+
+  st.tok = register_module("tok_emb", torch::nn::Embedding(vocab_size, m.width));
+  for (size_t i = 0; i < att.embeddings.size(); ++i) {
+    const auto& e = att.embeddings[i];
+    if (e.kind == posc::plan::AbsoluteEmbedding::Kind::Learned)
+      st.abs_tables.push_back(register_module("abs_emb" + std::to_string(i),
+                                              torch::nn::Embedding(e.max_index, m.width)));
+    else
+      st.abs_tables.push_back(nullptr);
+  }
+
+  // Score-term parameters: one set for the whole model.
+  if (!att.params.empty()) {
+    auto holder = register_module("score_params", std::make_shared<torch::nn::Module>());
+    std::set<std::string> taken;
+    for (size_t i = 0; i < att.params.size(); ++i) {
+      const auto& p = att.params[i];
+      torch::Tensor t;
+      if (p.per_head) {
+        std::vector<double> init = p.init;
+        if (init.size() == 1) init.assign(m.heads, init[0]);
+        t = torch::tensor(init, torch::kDouble).to(torch::kFloat);
+      } else {
+        t = torch::scalar_tensor(p.init.empty() ? 0.0 : p.init[0], torch::kFloat);
+      }
+      auto name = parameterName(p.name, taken, i);
+      taken.insert(name);
+      st.score_params.push_back(p.learned ? holder->register_parameter(name, t)
+                                          : holder->register_buffer(name, t));
+    }
+  }
+
+  for (int l = 0; l < m.layers; ++l)
+    st.blocks.push_back(register_module("block" + std::to_string(l), Block(m, att)));
+  st.norm_f = register_module("norm_f", Norm(m.norm, m.width));
+  if (!m.tied_embeddings)
+    st.head = register_module("lm_head", torch::nn::Linear(
+                                             torch::nn::LinearOptions(m.width, vocab_size).bias(false)));
+
+  // Initialisation: N(0, 0.02) weights, zero biases, residual output
+  // projections scaled by 1/sqrt(2 * layers).
+  {
+    torch::NoGradGuard no_grad;
+    const double std = 0.02;
+    const double out_std = std / std::sqrt(2.0 * std::max(1, m.layers));
+    st.tok->weight.normal_(0.0, std);
+    for (auto& t : st.abs_tables)
+      if (t) t->weight.normal_(0.0, std);
+    for (auto& b : st.blocks) {
+      for (auto* lin : {&b->attn->qkv, &b->attn->out, &b->mlp->fc1, &b->mlp->fc2}) {
+        (*lin)->weight.normal_(0.0, std);
+        if ((*lin)->bias.defined()) (*lin)->bias.zero_();
+      }
+      b->attn->out->weight.normal_(0.0, out_std);
+      b->mlp->fc2->weight.normal_(0.0, out_std);
+    }
+    if (st.head) st.head->weight.normal_(0.0, std);
+  }
+  if (m.precision == posc::plan::Precision::F64) this->to(torch::kDouble);
+}
+
+const plan::ExperimentPlan& GptImpl::plan() const { return state_->plan; }
+
+int64_t GptImpl::parameterCount() const {
+  int64_t n = 0;
+  for (const auto& p : parameters())
+    if (p.requires_grad()) n += p.numel();
+  return n;
+}
+
+namespace {
+
+torch::Tensor embed(ModelParts& st, const torch::Tensor& tokens, const torch::Tensor& channels) {
+  auto h = st.tok->forward(tokens);
+  const auto dtype = st.tok->weight.scalar_type();
+  const auto& embs = st.plan.attention.embeddings;
+  for (size_t i = 0; i < embs.size(); ++i) {
+    auto value = channels.select(0, static_cast<int64_t>(embs[i].channel));
+    if (st.abs_tables[i])
+      h = h + st.abs_tables[i]->forward(value.clamp(0, embs[i].max_index - 1));
+    else
+      h = h + sinusoidal(value, st.plan.model.width, dtype);
+  }
+  return h;
+}
+
+torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
+                  const torch::Tensor& channels, const torch::Tensor& stretch, KvCache* cache,
+                  AttentionTrace* trace) {
+  const auto& m = st.plan.model;
+  auto h = embed(st, tokens, channels);
+  if (m.dropout > 0 && self.is_training()) h = torch::dropout(h, m.dropout, true);
+  auto positional = buildPositionalContext(st.plan.attention, m, channels, stretch,
+                                           st.tok->weight.scalar_type());
+  AttentionInputs in;
+  in.positional = &positional;
+  in.q_channels = channels;
+  in.params = &st.score_params;
+  if (cache) {
+    if (cache->keys.size() != st.blocks.size()) {
+      cache->keys.assign(st.blocks.size(), torch::Tensor());
+      cache->values.assign(st.blocks.size(), torch::Tensor());
+    }
+    in.k_channels = cache->length() > 0 ? torch::cat({cache->channels, channels}, 2) : channels;
+  } else {
+    in.k_channels = channels;
+  }
+  if (trace) {
+    trace->weights.assign(st.blocks.size(), torch::Tensor());
+    trace->scores.assign(st.blocks.size(), torch::Tensor());
+  }
+  for (size_t l = 0; l < st.blocks.size(); ++l) {
+    if (cache) {
+      in.cache_keys = &cache->keys[l];
+      in.cache_values = &cache->values[l];
+    }
+    if (trace) {
+      in.trace_weights = &trace->weights[l];
+      in.trace_scores = &trace->scores[l];
+    }
+    h = st.blocks[l]->forward(h, in);
+  }
+  if (cache) cache->channels = in.k_channels;
+  h = st.norm_f->forward(h);
+  return st.head ? st.head->forward(h) : torch::linear(h, st.tok->weight);
+}
+
+}  // namespace
+
+torch::Tensor GptImpl::forward(const torch::Tensor& tokens, const torch::Tensor& channels,
+                               const torch::Tensor& stretch, AttentionTrace* trace) {
+  return run(*this, *state_, tokens, channels, stretch, nullptr, trace);
+}
+
+torch::Tensor GptImpl::forwardCached(const torch::Tensor& tokens, const torch::Tensor& channels,
+                                     KvCache& cache) {
+  return run(*this, *state_, tokens, channels, torch::Tensor(), &cache, nullptr);
+}
+
+}  // namespace posc::model

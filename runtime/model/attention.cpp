@@ -1,0 +1,74 @@
+// Explicit causal self-attention: see attention.h.
+#include "runtime/model/attention.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <limits>
+
+#include "runtime/model/score_formula.h"
+
+namespace posc::model {
+
+torch::Tensor softmax1(const torch::Tensor& x, int64_t dim) {
+  // The implicit extra term is exp(0), so the shift is max(max_j x_j, 0).
+  auto m = std::get<0>(x.max(dim, /*keepdim=*/true)).clamp_min(0).detach();
+  auto e = (x - m).exp();
+  return e / ((-m).exp() + e.sum(dim, /*keepdim=*/true));
+}
+
+torch::Tensor attentionWeights(const torch::Tensor& scores, plan::SoftmaxKind kind, bool null_slot) {
+  auto s = scores;
+  if (s.scalar_type() == torch::kBFloat16 || s.scalar_type() == torch::kHalf) s = s.to(torch::kFloat);
+  const int64_t Lq = s.size(2), Lk = s.size(3), past = Lk - Lq;
+  auto opts = torch::TensorOptions().dtype(torch::kLong).device(s.device());
+  auto qi = torch::arange(Lq, opts).reshape({Lq, 1});
+  auto kj = torch::arange(Lk, opts).reshape({1, Lk});
+  auto masked = kj > qi + past;  // (Lq, Lk)
+  s = s.masked_fill(masked, -std::numeric_limits<double>::infinity());
+  if (null_slot) s = torch::cat({s, torch::zeros({s.size(0), s.size(1), Lq, 1}, s.options())}, 3);
+  return kind == plan::SoftmaxKind::Softmax1 ? softmax1(s, -1) : torch::softmax(s, -1);
+}
+
+AttentionImpl::AttentionImpl(const plan::ModelPlan& model, const plan::AttentionPlan& attention)
+    : attention_(attention),
+      heads_(model.heads),
+      head_dim_(model.head_dim),
+      softmax_(model.softmax),
+      null_slot_(attention.null_slot) {
+  qkv = register_module("qkv", torch::nn::Linear(model.width, 3 * heads_ * head_dim_));
+  out = register_module("out", torch::nn::Linear(heads_ * head_dim_, model.width));
+  if (null_slot_) null_value = register_parameter("null_value", torch::zeros({heads_, head_dim_}));
+}
+
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInputs& in) {
+  const int64_t B = x.size(0), L = x.size(1), H = heads_, D = head_dim_;
+  auto parts = qkv->forward(x).reshape({B, L, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, L, D)
+  auto q = applyRotary(parts[0], *in.positional);
+  auto k = applyKeyZeroing(applyRotary(parts[1], *in.positional), *in.positional);
+  auto v = parts[2];
+  if (in.cache_keys) {
+    if (in.cache_keys->defined()) {
+      k = torch::cat({*in.cache_keys, k}, 2);
+      v = torch::cat({*in.cache_values, v}, 2);
+    }
+    *in.cache_keys = k;
+    *in.cache_values = v;
+  }
+  auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(D));
+  if (scores.scalar_type() == torch::kBFloat16 || scores.scalar_type() == torch::kHalf)
+    scores = scores.to(torch::kFloat);
+  static const std::vector<torch::Tensor> kNoParams;
+  scores = applyScoreTerms(scores, in.q_channels, in.k_channels, attention_,
+                           in.params ? *in.params : kNoParams);
+  if (in.trace_scores) *in.trace_scores = scores.detach();
+  auto w = attentionWeights(scores, softmax_, null_slot_);
+  const int64_t Lk = k.size(2);
+  auto token_w = null_slot_ ? w.narrow(3, 0, Lk) : w;
+  if (in.trace_weights) *in.trace_weights = token_w.detach();
+  auto y = torch::matmul(token_w.to(v.scalar_type()), v);  // (B, H, L, D)
+  if (null_slot_) y = y + w.narrow(3, Lk, 1).to(v.scalar_type()) * null_value.to(v.scalar_type()).reshape({1, H, 1, D});
+  return out->forward(y.transpose(1, 2).reshape({B, L, H * D}));
+}
+
+}  // namespace posc::model

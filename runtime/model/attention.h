@@ -1,0 +1,66 @@
+// Explicit causal self-attention with the plan's positional components.
+//
+// q, k are rotated by the shared rotary tables, keys zeroed for sinks, scores
+// scaled by 1/sqrt(head_dim), score terms applied, the causal mask set, then
+// softmax or softmax1 (optionally with a null slot) weights the values. The
+// same code path serves the full forward pass and cached decoding, which is
+// what makes the two agree.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <vector>
+
+#include "compiler/plan/plan.h"
+#include "runtime/model/positional.h"
+
+namespace posc::model {
+
+// exp(x_i) / (1 + sum_j exp(x_j)) along `dim`, computed with the maximum
+// (clamped at 0, the implicit extra term) subtracted. -inf entries give 0.
+torch::Tensor softmax1(const torch::Tensor& x, int64_t dim);
+
+// Attention weights from post-term scores (B, H, Lq, Lk). Query i (0-based
+// among the Lq new tokens) sees keys j <= past + i, where `past` = Lk - Lq is
+// the number of cached tokens before the new block. With `null_slot`, a key of
+// score 0 that every query sees is appended: the result is (B, H, Lq, Lk + 1).
+// Reduced-precision scores are promoted to float32 first.
+torch::Tensor attentionWeights(const torch::Tensor& scores, plan::SoftmaxKind kind, bool null_slot);
+
+// Per-call view of the shared positional state. Channel tensors are
+// (kChannelCount, B, L) int64.
+struct AttentionInputs {
+  const PositionalContext* positional = nullptr;  // tables of the new tokens
+  torch::Tensor q_channels;  // channels of the new (query) tokens
+  torch::Tensor k_channels;  // channels of all keys: cached then new
+  const std::vector<torch::Tensor>* params = nullptr;  // score-term params
+  // When non-null: keys/values of earlier tokens (undefined when none),
+  // extended in place with the new ones.
+  torch::Tensor* cache_keys = nullptr;
+  torch::Tensor* cache_values = nullptr;
+  // When non-null: receive weights (B, H, Lq, Lk) and post-term scores.
+  torch::Tensor* trace_weights = nullptr;
+  torch::Tensor* trace_scores = nullptr;
+};
+
+class AttentionImpl : public torch::nn::Module {
+ public:
+  AttentionImpl(const plan::ModelPlan& model, const plan::AttentionPlan& attention);
+  // x (B, L, width) -> (B, L, width).
+  torch::Tensor forward(const torch::Tensor& x, const AttentionInputs& in);
+
+  torch::nn::Linear qkv{nullptr}, out{nullptr};
+  torch::Tensor null_value;  // (H, head_dim), only with a null slot
+
+ private:
+  plan::AttentionPlan attention_;
+  int64_t heads_, head_dim_;
+  plan::SoftmaxKind softmax_;
+  bool null_slot_;
+};
+TORCH_MODULE(Attention);
+
+}  // namespace posc::model

@@ -1,0 +1,53 @@
+// Rotary tables and key zeroing built from a plan's Rotation and KeyZeroing
+// components.
+//
+// Both depend only on the index channels (and the per-sequence stretch
+// factors), never on activations, so they are computed once per forward pass
+// and shared by every layer. Rotary pairs are the interleaved dimensions
+// (2i, 2i+1) of a head. Rotations that cover the same pair compose (their
+// angles add); pairs covered by no rotation keep angle 0, i.e. are not turned.
+#pragma once
+
+#include <torch/types.h>
+
+#include "compiler/plan/plan.h"
+
+namespace posc::model {
+
+struct PositionalContext {
+  // (B, Hr, L, head_dim/2) in the compute dtype, Hr = heads if any rotation
+  // selects heads, else 1. Undefined when the plan has no rotations.
+  torch::Tensor cos, sin;
+  // bool (B, Hz, L, head_dim): true where a key component is zeroed. Hz as
+  // for Hr. Undefined when the plan has no key zeroing.
+  torch::Tensor key_zero;
+};
+
+// Angles (B, Hr, L, head_dim/2) in float64 for the plan's rotations.
+// channels: (kChannelCount, B, L) integers. stretch: (B) factors, or undefined,
+// in which case every stretched rotation uses its distribution's eval_value.
+torch::Tensor rotaryAngles(const plan::AttentionPlan& attention, const plan::ModelPlan& model,
+                           const torch::Tensor& channels, const torch::Tensor& stretch);
+
+// Everything positional for one forward pass. `dtype` is the compute dtype.
+PositionalContext buildPositionalContext(const plan::AttentionPlan& attention,
+                                         const plan::ModelPlan& model,
+                                         const torch::Tensor& channels,
+                                         const torch::Tensor& stretch,
+                                         torch::ScalarType dtype);
+
+// Rotates x (B, H, L, head_dim) pairwise by the context's tables; returns x
+// unchanged when the context has no tables.
+torch::Tensor applyRotary(const torch::Tensor& x, const PositionalContext& ctx);
+
+// Zeroes the selected components of keys k (B, H, L, head_dim); returns k
+// unchanged when the context has no zeroing.
+torch::Tensor applyKeyZeroing(const torch::Tensor& k, const PositionalContext& ctx);
+
+// Kind channel (B, L) -> bool (B, L): the token's kind is in `kinds`.
+torch::Tensor kindMask(const torch::Tensor& kind_channel, plan::KindSet kinds);
+
+// Heads listed in `heads` (all when empty) as a bool (H) tensor.
+torch::Tensor headMask(const std::vector<int>& heads, int64_t num_heads);
+
+}  // namespace posc::model

@@ -1,0 +1,109 @@
+// Score-term lowering: see score_formula.h. Every node becomes one broadcasting
+// tensor operation, so autograd differentiates the formula and gradients reach
+// learned parameters (ALiBi slopes, decay rates).
+#include "runtime/model/score_formula.h"
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "runtime/model/positional.h"
+
+namespace posc::model {
+
+namespace {
+
+using Op = plan::FormulaNode::Op;
+
+torch::Tensor indicator(const torch::Tensor& b, torch::ScalarType dtype) { return b.to(dtype); }
+
+}  // namespace
+
+torch::Tensor evalFormula(const plan::Formula& formula, const torch::Tensor& scores,
+                          const torch::Tensor& q_channels, const torch::Tensor& k_channels,
+                          const std::vector<torch::Tensor>& params) {
+  if (formula.nodes.empty()) return scores;
+  const auto dtype = scores.scalar_type();
+  const auto opts = scores.options();
+  const int64_t B = scores.size(0), H = scores.size(1), Lq = scores.size(2), Lk = scores.size(3);
+  std::vector<torch::Tensor> v;
+  v.reserve(formula.nodes.size());
+  for (const auto& n : formula.nodes) {
+    auto a = [&]() -> const torch::Tensor& { return v.at(n.a); };
+    auto b = [&]() -> const torch::Tensor& { return v.at(n.b); };
+    torch::Tensor r;
+    switch (n.op) {
+      case Op::Const: r = torch::scalar_tensor(n.value, opts); break;
+      case Op::Score: r = scores; break;
+      case Op::QChannel:
+        r = q_channels.select(0, static_cast<int64_t>(n.channel)).to(dtype).reshape({B, 1, Lq, 1});
+        break;
+      case Op::KChannel:
+        r = k_channels.select(0, static_cast<int64_t>(n.channel)).to(dtype).reshape({B, 1, 1, Lk});
+        break;
+      case Op::Head: r = torch::arange(H, opts).reshape({1, H, 1, 1}); break;
+      case Op::Param: {
+        const auto& p = params.at(n.param);
+        r = p.dim() == 0 ? p : p.reshape({1, H, 1, 1});
+        break;
+      }
+      case Op::Neg: r = -a(); break;
+      case Op::Abs: r = a().abs(); break;
+      case Op::Exp: r = a().exp(); break;
+      case Op::Log: r = a().log(); break;
+      case Op::Sqrt: r = a().sqrt(); break;
+      case Op::Cos: r = a().cos(); break;
+      case Op::Sin: r = a().sin(); break;
+      case Op::Tanh: r = a().tanh(); break;
+      case Op::Sigmoid: r = a().sigmoid(); break;
+      case Op::Relu: r = a().relu(); break;
+      case Op::Add: r = a() + b(); break;
+      case Op::Sub: r = a() - b(); break;
+      case Op::Mul: r = a() * b(); break;
+      case Op::Div: r = a() / b(); break;
+      case Op::Pow: r = torch::pow(a(), b()); break;
+      case Op::Min: r = torch::minimum(a(), b()); break;
+      case Op::Max: r = torch::maximum(a(), b()); break;
+      case Op::Lt: r = indicator(a() < b(), dtype); break;
+      case Op::Le: r = indicator(a() <= b(), dtype); break;
+      case Op::Gt: r = indicator(a() > b(), dtype); break;
+      case Op::Ge: r = indicator(a() >= b(), dtype); break;
+      case Op::Eq: r = indicator(a() == b(), dtype); break;
+      case Op::Ne: r = indicator(a() != b(), dtype); break;
+      case Op::Select: r = torch::where(a() != 0, b(), v.at(n.c)); break;
+    }
+    if (!r.defined())
+      throw std::logic_error("score formula node with unknown op " +
+                             std::to_string(static_cast<int>(n.op)));
+    v.push_back(std::move(r));
+  }
+  return v.back();
+}
+
+torch::Tensor applyScoreTerms(const torch::Tensor& scores, const torch::Tensor& q_channels,
+                              const torch::Tensor& k_channels,
+                              const plan::AttentionPlan& attention,
+                              const std::vector<torch::Tensor>& params) {
+  const int64_t B = scores.size(0), H = scores.size(1), Lq = scores.size(2), Lk = scores.size(3);
+  const auto kind = static_cast<int64_t>(plan::Channel::Kind);
+  torch::Tensor s = scores;
+  for (const auto& term : attention.score_terms) {
+    auto updated = evalFormula(term.formula, s, q_channels, k_channels, params).to(s.scalar_type());
+    torch::Tensor keep;  // true where the old score passes through
+    if (!term.exempt_keys.empty())
+      keep = kindMask(k_channels.select(0, kind), term.exempt_keys).reshape({B, 1, 1, Lk});
+    if (!term.exempt_queries.empty()) {
+      auto q = kindMask(q_channels.select(0, kind), term.exempt_queries).reshape({B, 1, Lq, 1});
+      keep = keep.defined() ? keep.logical_or(q) : q;
+    }
+    if (!term.heads.empty()) {
+      auto h = headMask(term.heads, H).logical_not().to(s.device()).reshape({1, H, 1, 1});
+      keep = keep.defined() ? keep.logical_or(h) : h;
+    }
+    s = keep.defined() ? torch::where(keep, s, updated) : updated.expand(s.sizes());
+  }
+  return s;
+}
+
+}  // namespace posc::model

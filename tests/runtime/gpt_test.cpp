@@ -1,0 +1,301 @@
+// Whole-model checks of the GPT decoder: cached decoding equals the full
+// forward pass (f32 and f64, with every positional feature switched on), the
+// null slot with a zero value equals softmax1, precision of parameters,
+// parameter counts, gradient flow into learned score parameters, traces.
+// A disabled test times one forward+backward pass.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "model_test_util.h"
+#include "runtime/model/gpt.h"
+
+namespace posc::model {
+namespace {
+
+using namespace posc::model::testing;
+using plan::Channel;
+
+constexpr int64_t kVocab = 14;
+
+// Every feature at once: learned position table (shorter than the sequence,
+// so clamping happens), sinusoidal column embedding, position RoPE on head 0,
+// stretched column RoPE, row RoPE, separator key zeroing, decay with learned
+// per-head rates, ALiBi with a learned scalar slope on head 1 with <eos>
+// queries exempt, null slot, softmax1, RMSNorm, ReGLU, untied head.
+plan::ExperimentPlan fullPlan(plan::Precision precision) {
+  auto p = tinyPlan(2, 32, 2);  // head_dim 16, 8 pairs
+  p.model.precision = precision;
+  p.model.norm = plan::NormKind::RmsNorm;
+  p.model.mlp = plan::MlpKind::Reglu;
+  p.model.tied_embeddings = false;
+  p.model.softmax = plan::SoftmaxKind::Softmax1;
+  auto& a = p.attention;
+  plan::AbsoluteEmbedding learned;
+  learned.kind = plan::AbsoluteEmbedding::Kind::Learned;
+  learned.channel = Channel::Position;
+  learned.max_index = 8;
+  plan::AbsoluteEmbedding sinus;
+  sinus.kind = plan::AbsoluteEmbedding::Kind::Sinusoidal;
+  sinus.channel = Channel::Column;
+  a.embeddings = {learned, sinus};
+  plan::Rotation pos;
+  pos.channel = Channel::Position;
+  pos.pair_begin = 0;
+  pos.pair_end = 2;
+  pos.heads = {0};
+  plan::Rotation col;
+  col.channel = Channel::Column;
+  col.pair_begin = 2;
+  col.pair_end = 6;
+  plan::Distribution d;
+  d.kind = plan::Distribution::Kind::LogUniform;
+  d.a = 1;
+  d.b = 4;
+  d.eval_value = 2;
+  col.stretch = d;
+  plan::Rotation row;
+  row.channel = Channel::Row;
+  row.pair_begin = 6;
+  row.pair_end = 8;
+  a.rotations = {pos, col, row};
+  plan::KeyZeroing z;
+  z.kinds.insert(plan::TokenKind::Separator);
+  z.pair_begin = 2;
+  z.pair_end = 6;
+  a.key_zeroing = {z};
+  a.params.push_back(param("decay.rate", true, true, {0.2, 0.4}));
+  a.params.push_back(param("alibi.slope", false, true, {0.3}));
+  a.score_terms.push_back(decayTerm(0));
+  auto alibi = alibiTerm(1);
+  alibi.heads = {1};
+  alibi.exempt_queries.insert(plan::TokenKind::Special);
+  a.score_terms.push_back(alibi);
+  a.null_slot = true;
+  return p;
+}
+
+struct Batch {
+  torch::Tensor tokens, channels;
+};
+
+Batch sampleBatch() {
+  auto channels = batchChannels({additionChannels({4, 5}, 6), additionChannels({5, 4}, 6),
+                                 additionChannels({3, 6}, 6)});
+  auto tokens = torch::randint(0, kVocab, {channels.size(1), channels.size(2)}, torch::kLong);
+  return {tokens, channels};
+}
+
+torch::Tensor decodeIncrementally(Gpt& model, const Batch& batch, int64_t prefill) {
+  KvCache cache;
+  std::vector<torch::Tensor> logits;
+  logits.push_back(model->forwardCached(batch.tokens.narrow(1, 0, prefill),
+                                        batch.channels.narrow(2, 0, prefill), cache));
+  EXPECT_EQ(cache.length(), prefill);
+  for (int64_t t = prefill; t < batch.tokens.size(1); ++t)
+    logits.push_back(model->forwardCached(batch.tokens.narrow(1, t, 1), batch.channels.narrow(2, t, 1), cache));
+  EXPECT_EQ(cache.length(), batch.tokens.size(1));
+  EXPECT_EQ(cache.keys.size(), 2u);
+  return torch::cat(logits, 1);
+}
+
+void perturbScoreParams(Gpt& model) {
+  // Give the null value and the params non-trivial values so that they matter.
+  torch::NoGradGuard g;
+  for (auto& kv : model->named_parameters())
+    if (kv.key().find("null_value") != std::string::npos) kv.value().normal_(0, 0.5);
+}
+
+TEST(Gpt, CachedDecodeMatchesForwardF32) {
+  torch::manual_seed(1);
+  Gpt model(fullPlan(plan::Precision::F32), kVocab);
+  model->eval();
+  perturbScoreParams(model);
+  auto batch = sampleBatch();
+  torch::NoGradGuard g;
+  auto full = model->forward(batch.tokens, batch.channels);
+  ASSERT_EQ(full.sizes(), (std::vector<int64_t>{3, batch.tokens.size(1), kVocab}));
+  EXPECT_EQ(full.scalar_type(), torch::kFloat);
+  for (int64_t prefill : {1, 7}) {
+    auto inc = decodeIncrementally(model, batch, prefill);
+    EXPECT_LT((inc - full).abs().max().item<double>(), 1e-5) << "prefill " << prefill;
+  }
+  // An explicit stretch equal to eval_value gives the same logits as none.
+  auto stretch = torch::full({3}, 2.0);
+  EXPECT_LT((model->forward(batch.tokens, batch.channels, stretch) - full).abs().max().item<double>(), 1e-6);
+  // A different stretch changes the scores (the column rotation is live).
+  AttentionTrace same, other;
+  model->forward(batch.tokens, batch.channels, stretch, &same);
+  model->forward(batch.tokens, batch.channels, stretch * 1.7, &other);
+  EXPECT_GT((same.scores[0] - other.scores[0]).abs().max().item<double>(), 1e-3);
+}
+
+TEST(Gpt, CachedDecodeMatchesForwardF64) {
+  torch::manual_seed(2);
+  Gpt model(fullPlan(plan::Precision::F64), kVocab);
+  model->eval();
+  perturbScoreParams(model);
+  auto batch = sampleBatch();
+  torch::NoGradGuard g;
+  auto full = model->forward(batch.tokens, batch.channels);
+  EXPECT_EQ(full.scalar_type(), torch::kDouble);
+  auto inc = decodeIncrementally(model, batch, 5);
+  EXPECT_LT((inc - full).abs().max().item<double>(), 1e-12);
+}
+
+TEST(Gpt, PrecisionOfParameters) {
+  Gpt f64(fullPlan(plan::Precision::F64), kVocab);
+  for (const auto& p : f64->parameters()) EXPECT_EQ(p.scalar_type(), torch::kDouble);
+  for (const auto& b : f64->buffers()) EXPECT_EQ(b.scalar_type(), torch::kDouble);
+  for (auto precision : {plan::Precision::F32, plan::Precision::Bf16Mixed}) {
+    Gpt m(fullPlan(precision), kVocab);
+    for (const auto& p : m->parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat);
+  }
+}
+
+TEST(Gpt, NullSlotWithZeroValueEqualsSoftmax1) {
+  torch::manual_seed(3);
+  auto with_null = fullPlan(plan::Precision::F64);
+  with_null.model.softmax = plan::SoftmaxKind::Standard;
+  with_null.attention.null_slot = true;
+  auto with_softmax1 = fullPlan(plan::Precision::F64);
+  with_softmax1.model.softmax = plan::SoftmaxKind::Softmax1;
+  with_softmax1.attention.null_slot = false;
+  Gpt a(with_null, kVocab), b(with_softmax1, kVocab);
+  {
+    torch::NoGradGuard g;
+    auto bp = b->named_parameters();
+    for (auto& kv : a->named_parameters()) {
+      if (kv.key().find("null_value") != std::string::npos) {
+        EXPECT_TRUE(torch::all(kv.value() == 0).item<bool>());  // initialised to zero
+        continue;
+      }
+      kv.value().copy_(bp[kv.key()]);
+    }
+  }
+  auto batch = sampleBatch();
+  auto la = a->forward(batch.tokens, batch.channels), lb = b->forward(batch.tokens, batch.channels);
+  EXPECT_LT((la - lb).abs().max().item<double>(), 1e-12);
+}
+
+TEST(Gpt, GradientsReachLearnedScoreParamsAndAllWeights) {
+  torch::manual_seed(4);
+  Gpt model(fullPlan(plan::Precision::F64), kVocab);
+  perturbScoreParams(model);
+  auto batch = sampleBatch();
+  auto stretch = torch::tensor({1.0, 2.5, 3.5}, torch::kDouble);
+  model->forward(batch.tokens, batch.channels, stretch).pow(2).sum().backward();
+  auto params = model->named_parameters();
+  for (auto& kv : params) {
+    ASSERT_TRUE(kv.value().grad().defined()) << kv.key();
+    EXPECT_GT(kv.value().grad().abs().sum().item<double>(), 0.0) << kv.key();
+  }
+  ASSERT_NE(params.find("score_params.decay_rate"), nullptr);
+  ASSERT_NE(params.find("score_params.alibi_slope"), nullptr);
+  EXPECT_EQ(params["score_params.decay_rate"].sizes(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(params["score_params.alibi_slope"].dim(), 0);
+}
+
+TEST(Gpt, NonLearnedParamsAreBuffersAndTraceHasShapes) {
+  auto p = tinyPlan(3, 32, 2);
+  p.attention.params.push_back(param("decay.rate", true, false, {0.5, 0.5}));
+  p.attention.score_terms.push_back(decayTerm(0));
+  Gpt model(p, kVocab);
+  EXPECT_EQ(model->named_parameters().find("score_params.decay_rate"), nullptr);
+  EXPECT_NE(model->named_buffers().find("score_params.decay_rate"), nullptr);
+  auto batch = sampleBatch();
+  AttentionTrace trace;
+  model->forward(batch.tokens, batch.channels, {}, &trace);
+  ASSERT_EQ(trace.weights.size(), 3u);
+  ASSERT_EQ(trace.scores.size(), 3u);
+  const int64_t L = batch.tokens.size(1);
+  for (size_t l = 0; l < 3; ++l) {
+    EXPECT_EQ(trace.weights[l].sizes(), (std::vector<int64_t>{3, 2, L, L}));
+    EXPECT_EQ(trace.scores[l].sizes(), (std::vector<int64_t>{3, 2, L, L}));
+    EXPECT_LT((trace.weights[l].sum(-1) - 1).abs().max().item<double>(), 1e-5);
+    EXPECT_EQ(trace.weights[l].triu(1).abs().max().item<double>(), 0.0);  // causal
+  }
+}
+
+TEST(Gpt, ParameterCountOfTheReferenceModel) {
+  // 6 layers, width 384, 6 heads of 64, MLP 1536 (GELU), LayerNorm, vocab 14, tied:
+  //   token embedding           14 * 384                      =      5,376
+  //   per layer: norm1, norm2   2 * (384 + 384)               =      1,536
+  //              qkv            384 * 1152 + 1152             =    443,520
+  //              out            384 * 384 + 384               =    147,840
+  //              fc1            384 * 1536 + 1536             =    591,360
+  //              fc2            1536 * 384 + 384              =    590,208
+  //              layer total                                  =  1,774,464
+  //   6 layers                                                 = 10,646,784
+  //   final norm                384 + 384                     =        768
+  //   total                                                    = 10,652,928
+  plan::ExperimentPlan p;  // the plan defaults are this model
+  p.model.layers = 6;
+  p.model.width = 384;
+  p.model.heads = 6;
+  p.model.head_dim = 64;
+  p.model.mlp_hidden = 1536;
+  p.model.tied_embeddings = true;
+  Gpt model(p, kVocab);
+  EXPECT_EQ(model->parameterCount(), 10652928);
+  // Untied adds a bias-free head of 14 * 384; RMSNorm drops 13 biases of 384.
+  p.model.tied_embeddings = false;
+  EXPECT_EQ(Gpt(p, kVocab)->parameterCount(), 10652928 + 14 * 384);
+  p.model.norm = plan::NormKind::RmsNorm;
+  EXPECT_EQ(Gpt(p, kVocab)->parameterCount(), 10652928 + 14 * 384 - 13 * 384);
+}
+
+TEST(Gpt, InitialisationStatistics) {
+  torch::manual_seed(5);
+  auto p = tinyPlan(8, 256, 4);
+  Gpt model(p, kVocab);
+  auto params = model->named_parameters();
+  EXPECT_NEAR(params["block0.attn.qkv.weight"].std().item<double>(), 0.02, 0.001);
+  EXPECT_NEAR(params["block0.attn.out.weight"].std().item<double>(), 0.02 / 4.0, 0.0003);
+  EXPECT_NEAR(params["block3.mlp.fc2.weight"].std().item<double>(), 0.02 / 4.0, 0.0003);
+  EXPECT_EQ(params["block3.mlp.fc1.bias"].abs().max().item<double>(), 0.0);
+  EXPECT_EQ(params["norm_f.weight"].min().item<double>(), 1.0);
+}
+
+// Timing of one forward+backward at batch 64 x 40 tokens, single thread.
+// Run with --gtest_also_run_disabled_tests --gtest_filter='*Speed*'.
+TEST(Gpt, DISABLED_ForwardBackwardSpeed) {
+  torch::set_num_threads(1);
+  struct Size {
+    int layers, width, heads, hidden;
+  };
+  for (Size s : {Size{2, 64, 4, 256}, Size{6, 384, 6, 1536}}) {
+    auto p = tinyPlan(s.layers, s.width, s.heads);
+    p.model.mlp_hidden = s.hidden;
+    plan::Rotation col;
+    col.channel = Channel::Column;
+    col.pair_begin = 0;
+    col.pair_end = p.model.head_dim / 2;
+    col.stretch = plan::Distribution{};
+    p.attention.rotations = {col};
+    p.attention.params.push_back(param("decay.rate", true, true, std::vector<double>(s.heads, 0.1)));
+    p.attention.score_terms.push_back(decayTerm(0));
+    Gpt model(p, kVocab);
+    auto tokens = torch::randint(0, kVocab, {64, 40}, torch::kLong);
+    auto channels = batchChannels(std::vector<torch::Tensor>(64, additionChannels({14, 14}, 9)));
+    ASSERT_EQ(channels.size(2), 40);
+    auto stretch = torch::rand({64}) + 1;
+    auto step = [&] {
+      model->zero_grad();
+      model->forward(tokens, channels, stretch).logsumexp(-1).mean().backward();
+    };
+    step();
+    const int reps = s.layers == 2 ? 20 : 3;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) step();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / reps;
+    std::printf("forward+backward %dx%d (%lld params), batch 64x40, 1 thread: %.1f ms\n", s.layers, s.width,
+                static_cast<long long>(model->parameterCount()), ms);
+  }
+}
+
+}  // namespace
+}  // namespace posc::model
