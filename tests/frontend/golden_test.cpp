@@ -3,7 +3,7 @@
 //
 //   tests/golden/diagnostics/fail_*.pos  ->  fail_*.err   (posc check output)
 //   tests/golden/plan/*.pos              ->  *.plan       (posc emit plan)
-//   examples/**/*.pos                    ->  tests/golden/plan/examples/<name>[.<preset>].plan
+//   examples/**/*.pos                    ->  tests/golden/plan/examples/**/<name>[.small].plan
 //   tests/golden/ast/*.pos               ->  *.ast        (posc emit ast)
 //
 // Run with POSC_UPDATE_GOLDEN=1 to rewrite the expected files after an
@@ -86,7 +86,7 @@ TEST_F(Golden, ExamplePlans) {
     posc::driver::CompileRequest r;
     r.path = f.string();
     ASSERT_TRUE(c.compile(r)) << c.diags.render(false);
-    fs::path stem = fs::path("tests/golden/plan/examples") / f.parent_path().filename() / f.stem();
+    fs::path stem = fs::path("tests/golden/plan") / f.parent_path() / f.stem();
     compareGolden(stem.string() + ".plan", posc::plan::dumpPlan(*c.plan));
     // The small preset, where the experiment (or its base) declares one.
     posc::driver::Compilation small;
