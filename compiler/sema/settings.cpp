@@ -40,6 +40,24 @@ struct Checker {
     out = static_cast<T>(x);
     return true;
   }
+  // A list of integers, a single integer, or a half-open range a..b.
+  template <typename T>
+  bool integers(long long lo, long long hi, const char* non_empty, std::vector<T>& out) {
+    std::vector<T> values;
+    if (v.kind == Kind::Range) {
+      for (long long i = v.lo; i < v.hi; ++i) values.push_back(static_cast<T>(i));
+    } else {
+      for (const Value& e : v.kind == Kind::List ? v.elements : std::vector<Value>{v}) {
+        Checker element{e, diags, setting};
+        T x;
+        if (!element.integer(lo, hi, x)) return false;
+        values.push_back(x);
+      }
+    }
+    if (values.empty()) return fail(non_empty);
+    out = std::move(values);
+    return true;
+  }
   bool real(double lo, double hi, double& out, bool lo_open = false) {
     if (v.kind != Kind::Number || !std::isfinite(v.number)) return fail("a number");
     if (v.number < lo || (lo_open && v.number == lo) || v.number > hi) {
@@ -97,22 +115,7 @@ const std::map<std::string, Table>& tables() {
            {"train_max_digits", "int >= 1", "longest training operand, in digits (fresh problems every batch)",
             [](Checker& c, SettingsContext& x) { return c.integer(1, 100000, x.plan.task.train_max_digits); }},
            {"test_digits", "list of int", "operand lengths evaluated after training",
-            [](Checker& c, SettingsContext& x) {
-              std::vector<int> out;
-              std::vector<Value> items = c.v.kind == Kind::List ? c.v.elements : std::vector<Value>{c.v};
-              if (c.v.kind == Kind::Range)
-                for (long long i = c.v.lo; i < c.v.hi; ++i) out.push_back(static_cast<int>(i));
-              else
-                for (const Value& e : items) {
-                  Checker ec{e, c.diags, c.setting};
-                  int d;
-                  if (!ec.integer(1, 100000, d)) return false;
-                  out.push_back(d);
-                }
-              if (out.empty()) return c.fail("at least one length");
-              x.plan.task.test_digits = out;
-              return true;
-            }},
+            [](Checker& c, SettingsContext& x) { return c.integers(1, 100000, "at least one length", x.plan.task.test_digits); }},
            {"problems_per_length", "int >= 1", "test problems per length",
             [](Checker& c, SettingsContext& x) { return c.integer(1, 10000000, x.plan.task.problems_per_length); }},
            {"test_seed", "int >= 0", "seed of the fixed test problems",
@@ -193,22 +196,7 @@ const std::map<std::string, Table>& tables() {
            {"grad_clip", "real >= 0", "global gradient-norm clip (0: none)",
             [](Checker& c, SettingsContext& x) { return c.real(0, 1e9, x.plan.train.grad_clip); }},
            {"seeds", "list of int", "one training run per seed",
-            [](Checker& c, SettingsContext& x) {
-              std::vector<uint64_t> out;
-              std::vector<Value> items = c.v.kind == Kind::List ? c.v.elements : std::vector<Value>{c.v};
-              if (c.v.kind == Kind::Range)
-                for (long long i = c.v.lo; i < c.v.hi; ++i) out.push_back(static_cast<uint64_t>(i));
-              else
-                for (const Value& e : items) {
-                  Checker ec{e, c.diags, c.setting};
-                  uint64_t s;
-                  if (!ec.integer(0, LLONG_MAX, s)) return false;
-                  out.push_back(s);
-                }
-              if (out.empty()) return c.fail("at least one seed");
-              x.plan.train.seeds = out;
-              return true;
-            }},
+            [](Checker& c, SettingsContext& x) { return c.integers(0, LLONG_MAX, "at least one seed", x.plan.train.seeds); }},
            {"checkpoint_every", "int >= 0", "steps between checkpoints (0: final only)",
             [](Checker& c, SettingsContext& x) { return c.integer(0, 1000000000, x.plan.train.checkpoint_every); }},
            {"log_every", "int >= 1", "steps between metric lines",
