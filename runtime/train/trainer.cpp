@@ -1,1 +1,309 @@
-// (being written)
+// The training loop of one seed; see trainer.h for what one step does.
+#include "runtime/train/trainer.h"
+
+#include <dlfcn.h>
+#include <torch/cuda.h>
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "runtime/run.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/train/precision.h"
+#include "runtime/train/schedule.h"
+
+namespace posc::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string formatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "?";
+  long s = std::lround(seconds);
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s / 60) % 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+std::string formatRate(double tokens_per_s) {
+  if (tokens_per_s >= 1e6) return fmt::format("{:.2f}M", tokens_per_s / 1e6);
+  if (tokens_per_s >= 1e3) return fmt::format("{:.1f}k", tokens_per_s / 1e3);
+  return fmt::format("{:.0f}", tokens_per_s);
+}
+
+// JSON has no NaN or infinity.
+std::string jsonNumber(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
+
+// Progress on stderr: a redrawn single line on terminals, plain lines otherwise.
+class ProgressReporter {
+ public:
+  ProgressReporter(TrainContext::Progress mode, uint64_t seed, int steps)
+      : mode_(mode), seed_(seed), steps_(steps) {}
+
+  // After every step; redraws the bar at most a few times per second.
+  void tick(int done, double lr, double eta_s, bool force = false) {
+    if (mode_ != TrainContext::Progress::Bar) return;
+    if (!force && secondsSince(last_draw_) < 0.2) return;
+    last_draw_ = Clock::now();
+    const int width = 24;
+    int filled = steps_ > 0 ? static_cast<int>(static_cast<long>(width) * done / steps_) : width;
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar += std::string(static_cast<size_t>(width - filled), '.');
+    std::fprintf(stderr, "\rseed %llu [%s] %d/%d  loss %s  lr %.2e  %s tok/s  ETA %s\x1b[K",
+                 static_cast<unsigned long long>(seed_), bar.c_str(), done, steps_,
+                 has_loss_ ? fmt::format("{:.4f}", loss_).c_str() : "-", lr,
+                 has_loss_ ? formatRate(rate_).c_str() : "-", formatDuration(eta_s).c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+  // At every log point.
+  void log(int done, double loss, double lr, double tokens_per_s, double eta_s) {
+    loss_ = loss;
+    rate_ = tokens_per_s;
+    has_loss_ = true;
+    if (mode_ == TrainContext::Progress::Lines) {
+      std::fprintf(stderr, "seed %llu  step %d/%d  loss %.4f  lr %.2e  %s tok/s  ETA %s\n",
+                   static_cast<unsigned long long>(seed_), done, steps_, loss, lr, formatRate(tokens_per_s).c_str(),
+                   formatDuration(eta_s).c_str());
+    } else {
+      tick(done, lr, eta_s, /*force=*/true);
+    }
+  }
+
+  // Before anything else is printed (evaluation, checkpoint messages, the end).
+  void breakLine() {
+    if (drawn_) std::fputc('\n', stderr);
+    drawn_ = false;
+  }
+
+ private:
+  TrainContext::Progress mode_;
+  uint64_t seed_;
+  int steps_;
+  Clock::time_point last_draw_{};
+  double loss_ = 0, rate_ = 0;
+  bool has_loss_ = false;
+  bool drawn_ = false;
+};
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+int setThreads(int n) {
+  if (n <= 0) return 0;
+  torch::set_num_threads(n);
+  // Looked up at run time so that nothing depends on which BLAS is installed.
+  using GetFn = int (*)();
+  using SetFn = void (*)(int);
+  auto get = reinterpret_cast<GetFn>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+  auto set = reinterpret_cast<SetFn>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+  if (!get || !set) return 0;
+  const int previous = get();
+  set(n);
+  return previous;
+}
+
+torch::Device resolveDevice(const std::string& name) {
+  if (name == "cpu") return torch::Device(torch::kCPU);
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available())
+      throw runtime::UserError(
+          "--device " + name +
+          ": no CUDA device is visible to LibTorch (is this a CPU-only LibTorch build, or is "
+          "CUDA_VISIBLE_DEVICES empty?); use --device cpu");
+    torch::Device device(name);
+    if (device.has_index() && device.index() >= static_cast<int>(torch::cuda::device_count()))
+      throw runtime::UserError(fmt::format("--device {}: only {} CUDA device(s) are visible", name,
+                                           torch::cuda::device_count()));
+    return device;
+  }
+  throw runtime::UserError("--device " + name + ": unknown device (expected cpu, cuda or cuda:N)");
+}
+
+BatchTensors toTensors(const task::Batch& batch, torch::Device device) {
+  const int64_t B = batch.batch, L = batch.length;
+  auto longs = torch::TensorOptions().dtype(torch::kInt64);
+  BatchTensors t;
+  t.tokens = torch::from_blob(const_cast<int64_t*>(batch.tokens.data()), {B, L}, longs).clone();
+  t.targets = torch::from_blob(const_cast<int64_t*>(batch.targets.data()), {B, L}, longs).clone();
+  t.loss_mask = torch::from_blob(const_cast<uint8_t*>(batch.loss_mask.data()), {B, L},
+                                 torch::TensorOptions().dtype(torch::kUInt8))
+                    .to(torch::kBool);
+  t.channels = torch::empty({plan::kChannelCount, B, L}, longs);
+  for (int c = 0; c < plan::kChannelCount; ++c)
+    std::memcpy(t.channels[c].data_ptr<int64_t>(), batch.channels[static_cast<size_t>(c)].data(),
+                sizeof(int64_t) * static_cast<size_t>(B * L));
+  if (device != torch::Device(torch::kCPU)) {
+    t.tokens = t.tokens.to(device);
+    t.targets = t.targets.to(device);
+    t.loss_mask = t.loss_mask.to(device);
+    t.channels = t.channels.to(device);
+  }
+  return t;
+}
+
+double sampleDistribution(const plan::Distribution& d, std::mt19937_64& rng) {
+  using Kind = plan::Distribution::Kind;
+  if (d.kind == Kind::Fixed) return d.a;
+  const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
+  if (d.kind == Kind::Uniform) return d.a + (d.b - d.a) * u;
+  const double la = std::log(d.a), lb = std::log(d.b);
+  return std::exp(la + (lb - la) * u);
+}
+
+torch::Tensor sampleStretch(const plan::AttentionPlan& attention, int64_t batch, std::mt19937_64& rng,
+                            torch::ScalarType dtype, torch::Device device) {
+  const plan::Distribution* dist = nullptr;
+  for (const auto& r : attention.rotations)
+    if (r.stretch) {
+      dist = &*r.stretch;
+      break;
+    }
+  if (!dist) return {};
+  std::vector<double> values(static_cast<size_t>(batch));
+  for (auto& v : values) v = sampleDistribution(*dist, rng);
+  return torch::tensor(values, torch::TensorOptions().dtype(torch::kFloat64)).to(device, dtype);
+}
+
+torch::Tensor maskedCrossEntropy(const torch::Tensor& logits, const torch::Tensor& targets,
+                                 const torch::Tensor& mask) {
+  torch::Tensor x = logits;
+  if (x.scalar_type() != torch::kFloat64) x = x.to(torch::kFloat32);
+  torch::Tensor nll = -torch::log_softmax(x, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+  torch::Tensor m = mask.to(nll.scalar_type());
+  return (nll * m).sum() / m.sum().clamp_min(1.0);
+}
+
+std::mt19937_64 dataRng(uint64_t seed) { return std::mt19937_64(splitmix64(seed)); }
+
+model::Gpt buildModel(const plan::ExperimentPlan& plan, uint64_t seed, torch::Device device) {
+  torch::manual_seed(seed);
+  task::Tokenizer tokenizer(plan.task);
+  model::Gpt gpt(plan, tokenizer.vocabulary().size());
+  gpt->to(device);
+  return gpt;
+}
+
+TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const TrainContext& ctx) {
+  const plan::TrainPlan& tp = plan.train;
+  const bool bf16 = plan.model.precision == plan::Precision::Bf16Mixed;
+  const torch::ScalarType float_type = parameterDtype(plan.model.precision);
+  task::Tokenizer tokenizer(plan.task);
+  std::mt19937_64 rng = dataRng(ctx.seed);
+
+  // Two parameter groups: decay on matrices, none on vectors and scalars.
+  std::vector<torch::Tensor> decay, no_decay, all;
+  for (auto& p : model->parameters()) {
+    if (!p.requires_grad()) continue;
+    (p.dim() >= 2 ? decay : no_decay).push_back(p);
+    all.push_back(p);
+  }
+  auto options = [&](double wd) {
+    return torch::optim::AdamWOptions(tp.lr)
+        .betas(std::make_tuple(tp.beta1, tp.beta2))
+        .eps(tp.eps)
+        .weight_decay(wd);
+  };
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  if (!decay.empty())
+    groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(options(tp.weight_decay)));
+  if (!no_decay.empty()) groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(options(0.0)));
+
+  TrainStats stats;
+  stats.steps = tp.steps;
+  ProgressReporter progress(ctx.progress, ctx.seed, tp.steps);
+  auto checkpoint = [&](const std::string& name) {
+    if (ctx.seed_dir.empty()) return;
+    saveCheckpoint(*model, ctx.seed_dir / name);
+  };
+
+  if (tp.steps > 0 && !all.empty()) {
+    torch::optim::AdamW optimizer(std::move(groups), options(tp.weight_decay));
+    model->train();
+    double train_seconds = 0, interval_seconds = 0;
+    int64_t total_tokens = 0, interval_tokens = 0;
+    int interval_steps = 0;
+    torch::Tensor interval_loss = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(ctx.device));
+    double lr = tp.lr;
+    for (int step = 0; step < tp.steps; ++step) {
+      const auto t0 = Clock::now();
+      lr = learningRateAt(tp, step);
+      for (auto& group : optimizer.param_groups())
+        static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+
+      const task::Batch batch = task::sampleTrainingBatch(plan.task, tokenizer, tp.batch, rng);
+      const BatchTensors bt = toTensors(batch, ctx.device);
+      const torch::Tensor stretch = sampleStretch(plan.attention, batch.batch, rng, float_type, ctx.device);
+
+      optimizer.zero_grad();
+      torch::Tensor logits;
+      {
+        AutocastGuard autocast(bf16, ctx.device.type());
+        logits = model->forward(bt.tokens, bt.channels, stretch);
+      }
+      torch::Tensor loss = maskedCrossEntropy(logits, bt.targets, bt.loss_mask);
+      loss.backward();
+      if (tp.grad_clip > 0) torch::nn::utils::clip_grad_norm_(all, tp.grad_clip);
+      optimizer.step();
+      interval_loss += loss.detach().to(torch::kFloat64);
+
+      const int done = step + 1;
+      const int64_t tokens = static_cast<int64_t>(batch.batch) * batch.length;
+      const bool log_now = (tp.log_every > 0 && done % tp.log_every == 0) || done == tp.steps;
+      double mean_loss = 0;
+      if (log_now) mean_loss = interval_loss.item<double>() / std::max(1, interval_steps + 1);  // syncs
+      const double dt = secondsSince(t0);
+      train_seconds += dt;
+      interval_seconds += dt;
+      total_tokens += tokens;
+      interval_tokens += tokens;
+      ++interval_steps;
+      const double eta = train_seconds / done * (tp.steps - done);
+
+      if (log_now) {
+        const double rate = interval_seconds > 0 ? interval_tokens / interval_seconds : 0.0;
+        if (ctx.metrics)
+          ctx.metrics->append(fmt::format(R"({{"seed":{},"step":{},"loss":{},"lr":{},"tokens_per_s":{}}})",
+                                          ctx.seed, done, jsonNumber(mean_loss), jsonNumber(lr),
+                                          jsonNumber(std::round(rate * 10) / 10)));
+        progress.log(done, mean_loss, lr, rate, eta);
+        stats.final_loss = mean_loss;
+        interval_loss.zero_();
+        interval_seconds = 0;
+        interval_tokens = 0;
+        interval_steps = 0;
+      } else {
+        progress.tick(done, lr, eta);
+      }
+      if (tp.checkpoint_every > 0 && done % tp.checkpoint_every == 0) checkpoint(fmt::format("checkpoint_{}.pt", done));
+      if (plan.eval.every > 0 && done % plan.eval.every == 0 && done < tp.steps && ctx.evaluate) {
+        progress.breakLine();
+        ctx.evaluate(done);
+        model->train();
+      }
+    }
+    progress.breakLine();
+    stats.seconds = train_seconds;
+    stats.tokens_per_s = train_seconds > 0 ? total_tokens / train_seconds : 0.0;
+  }
+  checkpoint("final.pt");
+  return stats;
+}
+
+}  // namespace posc::train

@@ -1,0 +1,45 @@
+// Result tables: the per-(seed, length) accuracy records a run produces and
+// their renderings as CSV (accuracy.csv, for scripts) and as an aligned
+// Markdown table (summary.md and the table printed at the end of a run, for
+// people). Free of LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace posc::results {
+
+// Exact-match accuracy of one seed at one test length.
+struct LengthAccuracy {
+  uint64_t seed = 0;
+  int digits = 0;   // digits per operand
+  int correct = 0;
+  int total = 0;
+  double accuracy() const { return total > 0 ? static_cast<double>(correct) / total : 0.0; }
+};
+
+// A rectangular table of already formatted cells.
+struct Table {
+  std::vector<std::string> header;
+  std::vector<bool> right_align;  // per column; missing entries: left
+  std::vector<std::vector<std::string>> rows;
+};
+
+// RFC 4180 CSV: fields with ',', '"' or newlines are quoted.
+std::string renderCsv(const Table& table);
+// A GitHub-flavoured Markdown table with columns padded to equal width.
+std::string renderMarkdown(const Table& table);
+
+// accuracy.csv: seed,digits,correct,total,accuracy (one row per record, in order).
+std::string accuracyCsv(const std::vector<LengthAccuracy>& records);
+
+// Rows = test lengths (ascending), one column per seed (in first-seen order),
+// then the mean over seeds and the min-max range, all in percent. A seed with
+// no record for a length shows "-" and is left out of mean and range.
+Table accuracySummaryTable(const std::vector<LengthAccuracy>& records);
+
+// summary.md: a heading naming the experiment, then the summary table.
+std::string summaryMarkdown(const std::string& experiment, const std::vector<LengthAccuracy>& records);
+
+}  // namespace posc::results

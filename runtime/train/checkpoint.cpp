@@ -1,0 +1,137 @@
+// Checkpoint save / load / warm start; see checkpoint.h.
+#include "runtime/train/checkpoint.h"
+
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "runtime/results/atomic_file.h"
+
+namespace posc::train {
+namespace {
+
+void saveModule(const torch::nn::Module& module, torch::serialize::OutputArchive& archive) {
+  for (const auto& p : module.named_parameters(/*recurse=*/false))
+    archive.write(p.key(), p.value().detach().to(torch::kCPU), /*is_buffer=*/false);
+  for (const auto& b : module.named_buffers(/*recurse=*/false))
+    archive.write(b.key(), b.value().detach().to(torch::kCPU), /*is_buffer=*/true);
+  for (const auto& child : module.named_children()) {
+    torch::serialize::OutputArchive child_archive(archive.compilation_unit());
+    saveModule(*child.value(), child_archive);
+    archive.write(child.key(), child_archive);
+  }
+}
+
+std::string shapeText(const torch::Tensor& t) {
+  std::string s = "[";
+  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? "," : "") + std::to_string(t.size(i));
+  return s + "]";
+}
+
+void markFresh(torch::nn::Module& module, const std::string& prefix, const char* why,
+               WarmStartReport& report) {
+  for (const auto& p : module.named_parameters(/*recurse=*/true))
+    report.kept_fresh.push_back(fmt::format("{}{} ({})", prefix, p.key(), why));
+  for (const auto& b : module.named_buffers(/*recurse=*/true))
+    report.kept_fresh.push_back(fmt::format("{}{} ({})", prefix, b.key(), why));
+}
+
+void takeTensor(const std::string& key, torch::Tensor& target, torch::serialize::InputArchive& archive,
+                const std::string& prefix, WarmStartReport& report) {
+  c10::IValue value;
+  if (!archive.try_read(key, value) || !value.isTensor()) {
+    report.kept_fresh.push_back(fmt::format("{}{} (absent)", prefix, key));
+    return;
+  }
+  torch::Tensor source = value.toTensor();
+  if (source.sizes() != target.sizes()) {
+    report.kept_fresh.push_back(
+        fmt::format("{}{} (shape {} in checkpoint, {} here)", prefix, key, shapeText(source), shapeText(target)));
+    return;
+  }
+  torch::NoGradGuard no_grad;
+  target.copy_(source);
+  report.copied.push_back(prefix + key);
+}
+
+void loadModule(torch::nn::Module& module, torch::serialize::InputArchive& archive, const std::string& prefix,
+                WarmStartReport& report) {
+  std::set<std::string> known;
+  for (auto& p : module.named_parameters(/*recurse=*/false)) {
+    known.insert(p.key());
+    takeTensor(p.key(), p.value(), archive, prefix, report);
+  }
+  for (auto& b : module.named_buffers(/*recurse=*/false)) {
+    known.insert(b.key());
+    takeTensor(b.key(), b.value(), archive, prefix, report);
+  }
+  for (const auto& child : module.named_children()) {
+    known.insert(child.key());
+    torch::serialize::InputArchive child_archive;
+    if (archive.try_read(child.key(), child_archive)) {
+      loadModule(*child.value(), child_archive, prefix + child.key() + ".", report);
+    } else {
+      markFresh(*child.value(), prefix + child.key() + ".", "absent", report);
+    }
+  }
+  for (const auto& key : archive.keys()) {
+    if (known.count(key) || key == "training") continue;
+    report.unused.push_back(prefix + key);
+  }
+}
+
+std::string joinLimited(const std::vector<std::string>& items, size_t limit) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < limit; ++i) out += fmt::format("\n    {}", items[i]);
+  if (items.size() > limit) out += fmt::format("\n    ... and {} more", items.size() - limit);
+  return out;
+}
+
+}  // namespace
+
+void saveCheckpoint(const torch::nn::Module& model, const std::filesystem::path& path) {
+  torch::serialize::OutputArchive archive;
+  saveModule(model, archive);
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  results::writeFileAtomic(path, bytes.str());
+}
+
+WarmStartReport warmStart(torch::nn::Module& model, const std::filesystem::path& path) {
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path.string());
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(fmt::format("cannot read checkpoint '{}': {}", path.string(), e.what_without_backtrace()));
+  }
+  WarmStartReport report;
+  loadModule(model, archive, "", report);
+  return report;
+}
+
+void loadCheckpoint(torch::nn::Module& model, const std::filesystem::path& path) {
+  WarmStartReport report = warmStart(model, path);
+  if (!report.kept_fresh.empty())
+    throw std::runtime_error(fmt::format("checkpoint '{}' does not match the model:{}", path.string(),
+                                         joinLimited(report.kept_fresh, 10)));
+}
+
+std::string describe(const WarmStartReport& report, const std::filesystem::path& path) {
+  std::string out = fmt::format("warm start from {}: copied {} tensor(s)", path.string(), report.copied.size());
+  if (report.kept_fresh.empty()) {
+    out += "; every parameter was loaded\n";
+  } else {
+    out += fmt::format("; {} kept their fresh initialisation:{}\n", report.kept_fresh.size(),
+                       joinLimited(report.kept_fresh, 20));
+  }
+  if (!report.unused.empty())
+    out += fmt::format("  {} checkpoint tensor(s) unused:{}\n", report.unused.size(), joinLimited(report.unused, 20));
+  return out;
+}
+
+}  // namespace posc::train

@@ -1,0 +1,44 @@
+// Model checkpoints: saving, strict loading and tolerant warm starts.
+//
+// The file format is LibTorch's module archive (the one torch::save(module)
+// writes: one nested archive per submodule), with every tensor moved to the
+// CPU first so that a checkpoint written on a GPU loads anywhere. Files are
+// written atomically (see results/atomic_file.h).
+//
+// A warm start copies every parameter and buffer whose name and shape match
+// the checkpoint; everything else keeps its fresh initialisation. This lets an
+// experiment add a component (say a learned score parameter) on top of a
+// trained model: the new parameter starts at its declared init, the rest of
+// the network at the trained values.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "runtime/model/gpt.h"
+
+namespace posc::train {
+
+// Writes the model's parameters and buffers to `path` atomically.
+void saveCheckpoint(const torch::nn::Module& model, const std::filesystem::path& path);
+
+struct WarmStartReport {
+  std::vector<std::string> copied;      // dotted names, e.g. "blocks.0.attn.qkv.weight"
+  std::vector<std::string> kept_fresh;  // with the reason: "name (absent)" / "name (shape [..] vs [..])"
+  std::vector<std::string> unused;      // tensors in the checkpoint that no parameter took
+};
+
+// Copies matching tensors from the checkpoint at `path` into `model` (values
+// converted to the parameter's dtype and device). Throws std::runtime_error
+// if the file cannot be read.
+WarmStartReport warmStart(torch::nn::Module& model, const std::filesystem::path& path);
+
+// Loads a checkpoint that must match exactly (every parameter and buffer
+// present with the same shape); throws std::runtime_error otherwise.
+void loadCheckpoint(torch::nn::Module& model, const std::filesystem::path& path);
+
+// A few human-readable lines describing a warm start, for stderr.
+std::string describe(const WarmStartReport& report, const std::filesystem::path& path);
+
+}  // namespace posc::train

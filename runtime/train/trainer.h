@@ -1,0 +1,90 @@
+// Training one seed of an experiment.
+//
+// Determinism: torch::manual_seed(seed) before the model is built fixes the
+// initialisation; training problems and stretch factors come from a
+// std::mt19937_64 seeded from the seed, so a seed's data stream does not
+// depend on the device or the thread count.
+//
+// One optimiser step: sample a fresh batch of problems, turn it into tensors
+// (tokens (B, L), channels (C, B, L)), sample per-sequence stretch factors if a
+// rotation declares a distribution, forward (under bf16 autocast for
+// Bf16Mixed), cross-entropy on the answer positions, backward, clip, set the
+// scheduled learning rate, AdamW step. Weight decay applies to matrices only
+// (dim >= 2), never to biases, norm gains or 1-D score parameters.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "compiler/plan/plan.h"
+#include "runtime/model/gpt.h"
+#include "runtime/results/atomic_file.h"
+#include "runtime/task/addition.h"
+
+namespace posc::train {
+
+// "cpu", "cuda" or "cuda:N"; throws runtime::UserError when CUDA is asked for
+// but LibTorch sees no device, or the name is unknown.
+torch::Device resolveDevice(const std::string& name);
+
+// Sets LibTorch's intra-op thread count and, when LibTorch's BLAS is
+// OpenBLAS, OpenBLAS's own thread pool as well (LibTorch does not size it:
+// left alone it starts one busy-waiting thread per core, which on a shared or
+// small machine can cost a factor of 3-4 in throughput). n <= 0 does nothing.
+// Returns the previous BLAS thread count, or 0 if the BLAS is not OpenBLAS.
+int setThreads(int n);
+
+// A task batch as tensors on `device`: tokens and targets (B, L) int64,
+// loss_mask (B, L) bool, channels (C, B, L) int64.
+struct BatchTensors {
+  torch::Tensor tokens, targets, loss_mask, channels;
+};
+BatchTensors toTensors(const task::Batch& batch, torch::Device device);
+
+// One draw from a distribution: Fixed a; Uniform a + (b - a) u;
+// LogUniform exp(log a + (log b - log a) u), u uniform in [0, 1) from 53 bits.
+double sampleDistribution(const plan::Distribution& d, std::mt19937_64& rng);
+
+// Per-sequence factors (B) from the first rotation that declares a stretch
+// distribution, or an undefined tensor when none does.
+torch::Tensor sampleStretch(const plan::AttentionPlan& attention, int64_t batch, std::mt19937_64& rng,
+                            torch::ScalarType dtype, torch::Device device);
+
+// Mean cross-entropy over positions where mask is set. logits (B, L, V).
+torch::Tensor maskedCrossEntropy(const torch::Tensor& logits, const torch::Tensor& targets,
+                                 const torch::Tensor& mask);
+
+// The data-stream generator of a seed.
+std::mt19937_64 dataRng(uint64_t seed);
+
+// torch::manual_seed(seed), build the model, move it to `device`.
+model::Gpt buildModel(const plan::ExperimentPlan& plan, uint64_t seed, torch::Device device);
+
+struct TrainContext {
+  uint64_t seed = 0;
+  torch::Device device = torch::kCPU;
+  std::filesystem::path seed_dir;            // checkpoints go here; empty: none are written
+  results::JsonLinesLog* metrics = nullptr;  // metrics.jsonl; may be null
+  enum class Progress { None, Lines, Bar } progress = Progress::Lines;
+  // Called every plan.eval.every steps (when > 0) except after the last step;
+  // the model is back in training mode afterwards.
+  std::function<void(int step)> evaluate;
+};
+
+struct TrainStats {
+  int steps = 0;
+  double final_loss = 0;    // mean loss over the last logging interval
+  double tokens_per_s = 0;  // over the whole run, checkpoints and evaluation excluded
+  double seconds = 0;       // training time (same exclusions)
+};
+
+// Trains `model` for plan.train.steps steps. Writes checkpoint_<step>.pt every
+// plan.train.checkpoint_every steps and final.pt at the end when
+// ctx.seed_dir is set (also when steps == 0).
+TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const TrainContext& ctx);
+
+}  // namespace posc::train

@@ -1,0 +1,129 @@
+// Tests of greedy decoding: the KV-cache decoder emits exactly the tokens of
+// the reference decoder (a full forward pass per token) on random models with
+// various positional components, mixed prompt lengths and odd batch sizes;
+// scoring accepts exactly the right answers.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <set>
+
+#include "runtime/eval/greedy.h"
+#include "runtime/train/trainer.h"
+#include "tests/runtime/train_test_plans.h"
+
+namespace posc {
+namespace {
+
+// A random model with large weights, so that its greedy outputs vary from
+// token to token (the default small init makes nearly constant predictions).
+model::Gpt randomModel(const plan::ExperimentPlan& p, uint64_t seed) {
+  model::Gpt m = train::buildModel(p, seed, torch::kCPU);
+  torch::NoGradGuard no_grad;
+  for (auto& param : m->parameters())
+    if (param.dim() >= 2) param.normal_(0.0, 0.3);
+  return m;
+}
+
+std::vector<task::Problem> mixedProblems(const plan::TaskPlan& task, int count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<task::Problem> out;
+  for (int i = 0; i < count; ++i) out.push_back(task::sampleProblem(task, rng));
+  return out;
+}
+
+void expectSameTokens(model::Gpt& m, const plan::ExperimentPlan& p, const std::vector<task::Problem>& problems,
+                      int batch) {
+  task::Tokenizer tok(p.task);
+  eval::DecodeOptions o;
+  o.batch = batch;
+  o.precision = p.model.precision;
+  const auto fast = eval::greedyDecode(m, tok, problems, o);
+  const auto slow = eval::greedyDecodeReference(m, tok, problems, o);
+  ASSERT_EQ(fast.size(), problems.size());
+  ASSERT_EQ(slow.size(), problems.size());
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    EXPECT_EQ(fast[i], slow[i]) << "problem " << i;
+    ASSERT_FALSE(fast[i].empty());
+    EXPECT_LE(static_cast<int>(fast[i].size()), tok.maxAnswerTokens(problems[i]));
+    seen.insert(fast[i].begin(), fast[i].end());
+  }
+  EXPECT_GE(seen.size(), 3u) << "the random model should not be constant";
+  // Every problem ends at <eos> or at its token budget.
+  for (size_t i = 0; i < problems.size(); ++i) {
+    if (fast[i].back() != tok.vocabulary().eos()) {
+      EXPECT_EQ(static_cast<int>(fast[i].size()), tok.maxAnswerTokens(problems[i]));
+    }
+  }
+}
+
+TEST(EvalGreedy, CacheMatchesReferenceWith2dRotations) {
+  plan::ExperimentPlan p = testing::tinyAdditionPlan();
+  p.task.train_max_digits = 6;
+  model::Gpt m = randomModel(p, 11);
+  expectSameTokens(m, p, mixedProblems(p.task, 40, 1), 7);
+}
+
+TEST(EvalGreedy, CacheMatchesReferenceWithScoreTermsStretchAndSinks) {
+  plan::ExperimentPlan p = testing::tinyAdditionPlan();
+  p.model.precision = plan::Precision::F64;
+  p.task.train_max_digits = 6;
+  p.task.operands = 3;
+  testing::addLearnedDecay(p, 0.1);
+  plan::Distribution d;
+  d.kind = plan::Distribution::Kind::Uniform;
+  d.a = 0.5;
+  d.b = 2.0;
+  d.eval_value = 1.5;
+  p.attention.rotations[1].stretch = d;
+  plan::KeyZeroing sink;
+  sink.kinds.insert(plan::TokenKind::Separator);
+  sink.pair_begin = 0;
+  sink.pair_end = 4;
+  p.attention.key_zeroing.push_back(sink);
+  model::Gpt m = randomModel(p, 12);
+  expectSameTokens(m, p, mixedProblems(p.task, 30, 2), 30);
+}
+
+TEST(EvalGreedy, CacheMatchesReferenceOnOneTestLength) {
+  plan::ExperimentPlan p = testing::tinyAdditionPlan();
+  model::Gpt m = randomModel(p, 13);
+  expectSameTokens(m, p, task::testProblems(p.task, 8), 90);
+}
+
+TEST(EvalGreedy, ScoringAcceptsExactlyTheRightAnswer) {
+  const plan::ExperimentPlan p = testing::tinyAdditionPlan();
+  task::Tokenizer tok(p.task);
+  const task::Problem problem = task::testProblems(p.task, 4).front();
+  const task::Sequence s = tok.encode(problem);
+  eval::Generated right(s.tokens.begin() + s.prompt_length, s.tokens.end());
+  ASSERT_EQ(right.back(), tok.vocabulary().eos());
+  EXPECT_TRUE(eval::isCorrect(tok, problem, right));
+  eval::Generated wrong = right;
+  wrong[0] = (wrong[0] + 1) % 10;
+  EXPECT_FALSE(eval::isCorrect(tok, problem, wrong));
+  eval::Generated unfinished(right.begin(), right.end() - 1);
+  EXPECT_FALSE(eval::isCorrect(tok, problem, unfinished));
+}
+
+TEST(EvalGreedy, EvaluateLengthsCountsEveryProblem) {
+  plan::ExperimentPlan p = testing::tinyAdditionPlan();
+  p.task.test_digits = {2, 5};
+  p.task.problems_per_length = 20;
+  p.eval.batch = 8;
+  model::Gpt m = train::buildModel(p, 0, torch::kCPU);
+  m->train();
+  const auto r = eval::evaluateLengths(m, p, 4);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].digits, 2);
+  EXPECT_EQ(r[1].digits, 5);
+  for (const auto& x : r) {
+    EXPECT_EQ(x.seed, 4u);
+    EXPECT_EQ(x.total, 20);
+    EXPECT_GE(x.correct, 0);
+  }
+  EXPECT_TRUE(m->is_training());  // restored
+}
+
+}  // namespace
+}  // namespace posc
