@@ -58,25 +58,31 @@ int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options) {
   train::setThreads(options.threads);
 
   const fs::path out_dir = options.out_dir.empty() ? fs::path(plan.name) : fs::path(options.out_dir);
-  createFolder(out_dir);
-  writeOrFail(out_dir / "plan.txt", options.plan_text);
-  writeOrFail(out_dir / "source.pos", options.source_text);
-
   const fs::path init_root = options.init_root.empty() ? defaultInitRoot(out_dir) : fs::path(options.init_root);
   const bool terminal = ::isatty(fileno(stderr)) != 0;
   const bool bar = options.progress_bar.value_or(terminal);
 
-  // Check every warm-start checkpoint before spending time on training.
+  // A warm start reads <init_root>/<init_from>[-<preset>]/seed<N>/final.pt: the
+  // folder `posc run` gives that experiment under the same preset.
+  auto warmStartCheckpoint = [&](uint64_t seed) {
+    std::string folder = *plan.train.init_from + (plan.preset.empty() ? "" : "-" + plan.preset);
+    return init_root / folder / fmt::format("seed{}", seed) / "final.pt";
+  };
+  // Check every warm-start checkpoint before anything is written or trained.
   if (plan.train.init_from) {
     for (uint64_t seed : plan.train.seeds) {
-      const fs::path ckpt = init_root / *plan.train.init_from / fmt::format("seed{}", seed) / "final.pt";
+      const fs::path ckpt = warmStartCheckpoint(seed);
       if (!fs::exists(ckpt))
         throw UserError(fmt::format(
-            "warm start: checkpoint '{}' not found; run the experiment '{}' first, or pass --init-root "
+            "warm start: checkpoint '{}' not found; run the experiment '{}' first{}, or pass --init-root "
             "(the folder that holds its results folder)",
-            ckpt.string(), *plan.train.init_from));
+            ckpt.string(), *plan.train.init_from, plan.preset.empty() ? "" : " with --preset " + plan.preset));
     }
   }
+
+  createFolder(out_dir);
+  writeOrFail(out_dir / "plan.txt", options.plan_text);
+  writeOrFail(out_dir / "source.pos", options.source_text);
 
   results::JsonLinesLog metrics(out_dir / "metrics.jsonl");
   std::vector<results::LengthAccuracy> records;
@@ -90,7 +96,7 @@ int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options) {
                    static_cast<long long>(model->parameterCount()), plan.train.seeds.size(), plan.train.steps,
                    device.str().c_str());
     if (plan.train.init_from) {
-      const fs::path ckpt = init_root / *plan.train.init_from / fmt::format("seed{}", seed) / "final.pt";
+      const fs::path ckpt = warmStartCheckpoint(seed);
       try {
         const train::WarmStartReport report = train::warmStart(*model, ckpt);
         std::fputs(train::describe(report, ckpt).c_str(), stderr);

@@ -43,7 +43,8 @@ options (emit plan, run):
 options (run):
   --out DIR           results folder (default: runs/NAME[-PRESET])
   --device cpu|cuda   where to train (default: cpu)
-  --threads N         intra-op threads (default: LibTorch's choice)
+  --threads N         CPU threads (default 1: for the small models of these
+                      studies one thread is fastest on CPU; 0 = LibTorch's choice)
   --init-root DIR     where warm starts find other experiments' runs
                       (default: the parent of --out)
   --no-progress       plain progress lines even on a terminal
@@ -68,7 +69,7 @@ struct Options {
   posc::sema::ExperimentRequest request;
   std::string out;
   std::string device = "cpu";
-  int threads = 0;
+  int threads = 1;
   std::string init_root;
   bool no_progress = false;
   bool help = false;

@@ -1,0 +1,176 @@
+// Training-step and evaluation throughput, with baselines measured in the
+// same run so the printed ratios are meaningful on any machine.
+//
+//   TrainStep/<size>/<encoding>: one AdamW step (fresh batch of 64 problems,
+//     forward, masked cross-entropy, backward, clip, step). Baseline: the same
+//     model with no positional component (NoPE), so the ratio is the cost of
+//     the encoding itself. Counters: tokens/s and model FLOP/s (6 x params x tokens).
+//   Decode/<size>: greedy decoding of 90 problems with the KV cache against
+//     the reference decoder that recomputes the whole sequence per token.
+//
+// Run: build/bench/train_eval_bench [--benchmark_filter=...]
+// Sizes: small = 2 layers x 64 wide (the quick start); study = 6 x 384 (10.6M params).
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <map>
+
+#include "runtime/eval/greedy.h"
+#include "runtime/train/trainer.h"
+
+namespace {
+
+using namespace posc;
+
+plan::ExperimentPlan makePlan(bool study_size, const std::string& encoding) {
+  plan::ExperimentPlan p;
+  p.name = "bench";
+  p.task.train_min_digits = 1;
+  p.task.train_max_digits = 10;  // sequences of about 40 tokens, as in the study
+  p.model.layers = study_size ? 6 : 2;
+  p.model.width = study_size ? 384 : 64;
+  p.model.heads = study_size ? 6 : 4;
+  p.model.head_dim = p.model.width / p.model.heads;
+  p.model.mlp_hidden = 4 * p.model.width;
+  int pairs = p.model.head_dim / 2;
+  if (encoding != "nope") {
+    plan::Rotation row, col;
+    row.channel = plan::Channel::Row;
+    row.pair_begin = 0;
+    row.pair_end = pairs / 2;
+    col.channel = plan::Channel::Column;
+    col.pair_begin = pairs / 2;
+    col.pair_end = pairs;
+    p.attention.rotations = {row, col};
+  }
+  if (encoding == "rope2d_decay") {
+    plan::Param rate;
+    rate.name = "decay.rate";
+    rate.per_head = true;
+    for (int h = 0; h < p.model.heads; ++h) rate.init.push_back(0.5 - 0.45 * h / std::max(1, p.model.heads - 1));
+    p.attention.params.push_back(rate);
+    // s * exp(-rate[h] * abs(q.column - k.column)), separator keys exempt
+    using Op = plan::FormulaNode::Op;
+    plan::Formula f;
+    auto node = [&](Op op, int a = -1, int b = -1) {
+      plan::FormulaNode n;
+      n.op = op;
+      n.a = a;
+      n.b = b;
+      f.nodes.push_back(n);
+      return static_cast<int>(f.nodes.size() - 1);
+    };
+    int s = node(Op::Score);
+    int r = node(Op::Param);
+    f.nodes[static_cast<size_t>(r)].param = 0;
+    int q = node(Op::QChannel);
+    f.nodes[static_cast<size_t>(q)].channel = plan::Channel::Column;
+    int k = node(Op::KChannel);
+    f.nodes[static_cast<size_t>(k)].channel = plan::Channel::Column;
+    int d = node(Op::Abs, node(Op::Sub, q, k));
+    int e = node(Op::Exp, node(Op::Mul, node(Op::Neg, r), d));
+    node(Op::Mul, s, e);
+    plan::ScoreTerm t;
+    t.name = "decay";
+    t.formula = f;
+    t.exempt_keys.insert(plan::TokenKind::Separator);
+    p.attention.score_terms.push_back(t);
+  }
+  return p;
+}
+
+void TrainStep(benchmark::State& state, bool study_size, std::string encoding) {
+  train::setThreads(static_cast<int>(state.range(0)));
+  plan::ExperimentPlan p = makePlan(study_size, encoding);
+  task::Tokenizer tok(p.task);
+  model::Gpt model = train::buildModel(p, 0, torch::kCPU);
+  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4));
+  std::mt19937_64 rng = train::dataRng(0);
+  int64_t tokens = 0;
+  for (auto _ : state) {
+    task::Batch b = task::sampleTrainingBatch(p.task, tok, 64, rng);
+    train::BatchTensors t = train::toTensors(b, torch::kCPU);
+    torch::Tensor logits = model->forward(t.tokens, t.channels);
+    torch::Tensor loss = train::maskedCrossEntropy(logits, t.targets, t.loss_mask);
+    opt.zero_grad();
+    loss.backward();
+    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
+    opt.step();
+    tokens += b.batch * b.length;
+  }
+  double params = static_cast<double>(model->parameterCount());
+  state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(6.0 * params * static_cast<double>(tokens) / 1e9, benchmark::Counter::kIsRate);
+}
+
+void Decode(benchmark::State& state, bool study_size, bool cached) {
+  train::setThreads(static_cast<int>(state.range(0)));
+  int digits = static_cast<int>(state.range(1));
+  plan::ExperimentPlan p = makePlan(study_size, "rope2d_decay");
+  task::Tokenizer tok(p.task);
+  model::Gpt model = train::buildModel(p, 0, torch::kCPU);
+  model->eval();
+  std::vector<task::Problem> problems = task::testProblems(p.task, digits);
+  eval::DecodeOptions options;
+  options.batch = 90;
+  int64_t emitted = 0;
+  for (auto _ : state) {
+    auto out = cached ? eval::greedyDecode(model, tok, problems, options)
+                      : eval::greedyDecodeReference(model, tok, problems, options);
+    for (const auto& g : out) emitted += static_cast<int64_t>(g.size());
+  }
+  state.counters["answer tokens/s"] = benchmark::Counter(static_cast<double>(emitted), benchmark::Counter::kIsRate);
+}
+
+// Prints each benchmark's time as a ratio to the baseline named beside it.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) times_[r.benchmark_name()] = r.GetAdjustedRealTime();
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::map<std::string, std::string> pairs = {
+        {"TrainStep/small/rope2d_decay/threads:1", "TrainStep/small/nope/threads:1"},
+        {"TrainStep/small/rope2d/threads:1", "TrainStep/small/nope/threads:1"},
+        {"TrainStep/study/rope2d_decay/threads:1", "TrainStep/study/nope/threads:1"},
+        {"TrainStep/small/rope2d_decay/threads:2", "TrainStep/small/rope2d_decay/threads:1"},
+        {"Decode/small/kv_cache/threads:1/digits:50", "Decode/small/reference/threads:1/digits:50"},
+    };
+    std::printf("\nratios (time / baseline time, same run):\n");
+    for (const auto& [name, base] : pairs) {
+      auto a = times_.find(name), b = times_.find(base);
+      if (a == times_.end() || b == times_.end()) continue;
+      std::printf("  %-45s / %-45s = %.3f\n", name.c_str(), base.c_str(), a->second / b->second);
+    }
+  }
+
+ private:
+  std::map<std::string, double> times_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (bool study : {false, true})
+    for (const char* enc : {"nope", "rope2d", "rope2d_decay"}) {
+      std::string name = fmt::format("TrainStep/{}/{}", study ? "study" : "small", enc);
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), TrainStep, study, std::string(enc));
+      b->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(study ? 5.0 : 1.0);
+      if (!study && std::string(enc) == "rope2d_decay") b->Arg(2);
+    }
+  benchmark::RegisterBenchmark("Decode/small/kv_cache", Decode, false, true)
+      ->ArgNames({"threads", "digits"})->Args({1, 50})->Args({1, 200})->Unit(benchmark::kMillisecond)->Iterations(2);
+  benchmark::RegisterBenchmark("Decode/small/reference", Decode, false, false)
+      ->ArgNames({"threads", "digits"})->Args({1, 50})->Unit(benchmark::kMillisecond)->Iterations(1);
+  benchmark::RegisterBenchmark("Decode/study/kv_cache", Decode, true, true)
+      ->ArgNames({"threads", "digits"})->Args({1, 200})->Unit(benchmark::kMillisecond)->Iterations(1);
+  benchmark::Initialize(&argc, argv);
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  return 0;
+}

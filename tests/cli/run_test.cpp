@@ -1,0 +1,110 @@
+// End to end through the command line: `posc run examples/quickstart.pos`
+// trains, evaluates and writes a complete results folder, and reaches the
+// accuracy the README promises on the lengths it trained on.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int run(const std::string& args, const fs::path& log) {
+  std::string cmd = "cd '" POSC_SOURCE_DIR "' && '" POSC_BINARY "' " + args + " >'" + log.string() + "' 2>&1";
+  int raw = std::system(cmd.c_str());
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+}
+
+std::vector<std::vector<std::string>> csv(const fs::path& p) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(slurp(p));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ls(line);
+    std::string cell;
+    while (std::getline(ls, cell, ',')) cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST(Run, QuickstartLearnsAdditionAndWritesItsResults) {
+  fs::path out = fs::path(testing::TempDir()) / "posc_quickstart";
+  fs::remove_all(out);
+  fs::path log = fs::path(testing::TempDir()) / "posc_quickstart.log";
+  ASSERT_EQ(run("run examples/quickstart.pos --no-progress --threads 1 --out '" + out.string() + "'", log), 0)
+      << slurp(log);
+
+  // The resolved plan with provenance, and the source it came from.
+  std::string plan = slurp(out / "plan.txt");
+  EXPECT_EQ(plan.rfind("# posc ", 0), 0u) << plan;
+  EXPECT_NE(plan.find("# source hash "), std::string::npos);
+  EXPECT_NE(plan.find("experiment quickstart"), std::string::npos);
+  EXPECT_EQ(slurp(out / "source.pos"), slurp(POSC_SOURCE_DIR "/examples/quickstart.pos"));
+  EXPECT_TRUE(fs::exists(out / "seed0" / "final.pt"));
+  EXPECT_TRUE(fs::exists(out / "summary.md"));
+
+  // metrics.jsonl: one JSON object per line, the last at the final step.
+  std::istringstream metrics(slurp(out / "metrics.jsonl"));
+  std::string line, last;
+  int lines = 0;
+  while (std::getline(metrics, line)) {
+    ++lines;
+    EXPECT_EQ(line.front(), '{');
+    EXPECT_EQ(line.back(), '}');
+    EXPECT_NE(line.find("\"tokens_per_s\""), std::string::npos);
+    last = line;
+  }
+  EXPECT_GE(lines, 10);
+  EXPECT_NE(last.find("\"step\":1500"), std::string::npos) << last;
+
+  // accuracy.csv: one row per test length; >= 99% on the trained lengths.
+  auto rows = csv(out / "accuracy.csv");
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"seed", "digits", "correct", "total", "accuracy"}));
+  for (size_t i = 1; i < rows.size(); ++i) {
+    int digits = std::stoi(rows[i][1]);
+    int correct = std::stoi(rows[i][2]), total = std::stoi(rows[i][3]);
+    EXPECT_EQ(total, 90);
+    if (digits <= 5) {
+      EXPECT_GE(correct, 89) << "digits " << digits << "\n" << slurp(log);
+    }
+  }
+  // The per-length table is printed at the end.
+  EXPECT_NE(slurp(log).find("| digits |"), std::string::npos);
+}
+
+TEST(Run, WarmStartContinuesFromAnotherExperimentsCheckpoint) {
+  fs::path root = fs::path(testing::TempDir()) / "posc_warm";
+  fs::remove_all(root);
+  fs::path log = fs::path(testing::TempDir()) / "posc_warm.log";
+  // The decay model (tiny and short), then the sink variant warm-started from it.
+  std::string common = " --preset small --no-progress --threads 1 --set train.steps=30 --set task.test_digits=[3]"
+                       " --set task.problems_per_length=10";
+  ASSERT_EQ(run("run examples/addition/rope2d_decay.pos" + common + " --out '" + (root / "rope2d_decay-small").string() + "'",
+                log), 0) << slurp(log);
+  ASSERT_EQ(run("run examples/addition/rope2d_decay_sink.pos" + common + " --out '" +
+                    (root / "rope2d_decay_sink-small").string() + "'", log), 0) << slurp(log);
+  EXPECT_TRUE(fs::exists(root / "rope2d_decay_sink-small" / "seed0" / "final.pt"));
+
+  // Without the base run, the warm start is a clear user error.
+  fs::path lonely = fs::path(testing::TempDir()) / "posc_warm_missing";
+  fs::remove_all(lonely);
+  int status = run("run examples/addition/rope2d_decay_sink.pos" + common + " --out '" +
+                       (lonely / "rope2d_decay_sink-small").string() + "'", log);
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(slurp(log).find("rope2d_decay"), std::string::npos) << slurp(log);
+}
