@@ -129,7 +129,13 @@ class RatioReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
-    for (const Run& r : runs) times_[r.benchmark_name()] = r.GetAdjustedRealTime();
+    for (const Run& r : runs) {
+      // "TrainStep/small/nope/threads:1/min_time:3.000" -> "TrainStep/small/nope/threads:1"
+      std::string name = r.benchmark_name();
+      for (const char* suffix : {"/min_time:", "/iterations:"})
+        if (size_t at = name.find(suffix); at != std::string::npos) name = name.substr(0, at);
+      times_[name] = r.GetAdjustedRealTime();
+    }
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
@@ -159,7 +165,7 @@ int main(int argc, char** argv) {
     for (const char* enc : {"nope", "rope2d", "rope2d_decay"}) {
       std::string name = fmt::format("TrainStep/{}/{}", study ? "study" : "small", enc);
       auto* b = benchmark::RegisterBenchmark(name.c_str(), TrainStep, study, std::string(enc));
-      b->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(study ? 5.0 : 1.0);
+      b->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(study ? 10.0 : 3.0);
       if (!study && std::string(enc) == "rope2d_decay") b->Arg(2);
     }
   benchmark::RegisterBenchmark("Decode/small/kv_cache", Decode, false, true)

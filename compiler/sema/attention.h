@@ -33,7 +33,4 @@ namespace posc::sema {
 void buildAttention(const std::vector<const ast::Item*>& items, const Program& program,
                     plan::ExperimentPlan& plan, const SourceManager& sources, DiagnosticEngine& diags);
 
-// The component parameter types.
-const std::vector<std::string>& componentTypes();
-
 }  // namespace posc::sema

@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
 #include "compiler/parse/parser.h"
+#include "compiler/sema/types.h"
 
 namespace posc::sema {
 
@@ -113,9 +115,28 @@ struct Loader {
       }
       ok = load(display(*found), imp.range) && ok;
     }
-    for (const ast::Component& c : m->file.components) define(program.components, c, "component");
+    for (const ast::Component& c : m->file.components) {
+      define(program.components, c, "component");
+      checkDeclaration(c);
+    }
     for (const ast::Experiment& e : m->file.experiments) define(program.experiments, e, "experiment");
     return ok;
+  }
+
+  // Parameter types and names of a component, checked where it is declared
+  // (so `posc check` of a library module finds them even if nothing uses it).
+  void checkDeclaration(const ast::Component& c) {
+    std::set<std::string> names;
+    for (const ast::ComponentParam& p : c.params) {
+      const auto& types = componentTypes();
+      if (std::find(types.begin(), types.end(), p.type.text) == types.end()) {
+        Diagnostic& d = diags.error(p.type.range, fmt::format("unknown parameter type '{}'", p.type.text));
+        suggest(d, p.type.text, types);
+        d.hint = "the types are int, real, bool, text, channel, kinds, pairs, dist, values, heads and any";
+      }
+      if (!names.insert(p.name.text).second)
+        diags.error(p.name.range, fmt::format("parameter '{}' is declared twice", p.name.text));
+    }
   }
 
   template <typename T>
