@@ -95,18 +95,24 @@ struct Evaluator {
     if (f == "linspace" || f == "geomspace") {
       if (!arity(2, 3)) return std::nullopt;
       auto a = arg(0, "the start"), b = arg(1, "the end");
-      std::optional<int> n = e.args.size() == 3 ? std::optional<int>() : heads(e.range);
+      // The count: the third argument, or the head count.
+      int count = 0;
       if (e.args.size() == 3) {
-        auto c = arg(2, "the count");
-        if (c) n = static_cast<int>(*c);
+        std::optional<double> c = arg(2, "the count");
+        if (!c) return std::nullopt;
+        count = static_cast<int>(*c);
+      } else {
+        std::optional<int> h = heads(e.range);
+        if (!h) return std::nullopt;
+        count = *h;
       }
-      if (!a || !b || !n) return std::nullopt;
-      if (*n < 1) return fail(e.range, fmt::format("'{}' needs a count of at least 1", f));
+      if (!a || !b) return std::nullopt;
+      if (count < 1) return fail(e.range, fmt::format("'{}' needs a count of at least 1", f));
       if (f == "geomspace" && (*a <= 0 || *b <= 0))
         return fail(e.range, "'geomspace' needs positive end points");
       std::vector<double> xs;
-      for (int i = 0; i < *n; ++i) {
-        double t = *n == 1 ? 0.0 : static_cast<double>(i) / (*n - 1);
+      for (int i = 0; i < count; ++i) {
+        double t = count == 1 ? 0.0 : static_cast<double>(i) / (count - 1);
         xs.push_back(f == "linspace" ? *a + (*b - *a) * t : *a * std::pow(*b / *a, t));
       }
       return list(xs, e.range);
