@@ -8,16 +8,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/common/files.h"
+
 namespace fs = std::filesystem;
+using posc::testing::readFile;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 int run(const std::string& args, const fs::path& log) {
   std::string cmd = "cd '" POSC_SOURCE_DIR "' && '" POSC_BINARY "' " + args + " >'" + log.string() + "' 2>&1";
@@ -27,7 +23,7 @@ int run(const std::string& args, const fs::path& log) {
 
 std::vector<std::vector<std::string>> csv(const fs::path& p) {
   std::vector<std::vector<std::string>> rows;
-  std::istringstream in(slurp(p));
+  std::istringstream in(readFile(p));
   std::string line;
   while (std::getline(in, line)) {
     std::vector<std::string> cells;
@@ -46,19 +42,19 @@ TEST(Run, QuickstartLearnsAdditionAndWritesItsResults) {
   fs::remove_all(out);
   fs::path log = fs::path(testing::TempDir()) / "posc_quickstart.log";
   ASSERT_EQ(run("run examples/quickstart.pos --no-progress --threads 1 --out '" + out.string() + "'", log), 0)
-      << slurp(log);
+      << readFile(log);
 
   // The resolved plan with provenance, and the source it came from.
-  std::string plan = slurp(out / "plan.txt");
+  std::string plan = readFile(out / "plan.txt");
   EXPECT_EQ(plan.rfind("# posc ", 0), 0u) << plan;
   EXPECT_NE(plan.find("# source hash "), std::string::npos);
   EXPECT_NE(plan.find("experiment quickstart"), std::string::npos);
-  EXPECT_EQ(slurp(out / "source.pos"), slurp(POSC_SOURCE_DIR "/examples/quickstart.pos"));
+  EXPECT_EQ(readFile(out / "source.pos"), readFile(POSC_SOURCE_DIR "/examples/quickstart.pos"));
   EXPECT_TRUE(fs::exists(out / "seed0" / "final.pt"));
   EXPECT_TRUE(fs::exists(out / "summary.md"));
 
   // metrics.jsonl: one JSON object per line, the last at the final step.
-  std::istringstream metrics(slurp(out / "metrics.jsonl"));
+  std::istringstream metrics(readFile(out / "metrics.jsonl"));
   std::string line, last;
   int lines = 0;
   while (std::getline(metrics, line)) {
@@ -80,11 +76,11 @@ TEST(Run, QuickstartLearnsAdditionAndWritesItsResults) {
     int correct = std::stoi(rows[i][2]), total = std::stoi(rows[i][3]);
     EXPECT_EQ(total, 90);
     if (digits <= 5) {
-      EXPECT_GE(correct, 89) << "digits " << digits << "\n" << slurp(log);
+      EXPECT_GE(correct, 89) << "digits " << digits << "\n" << readFile(log);
     }
   }
   // The per-length table is printed at the end.
-  EXPECT_NE(slurp(log).find("| digits |"), std::string::npos);
+  EXPECT_NE(readFile(log).find("| digits |"), std::string::npos);
 }
 
 TEST(Run, WarmStartContinuesFromAnotherExperimentsCheckpoint) {
@@ -95,9 +91,9 @@ TEST(Run, WarmStartContinuesFromAnotherExperimentsCheckpoint) {
   std::string common = " --preset small --no-progress --threads 1 --set train.steps=30 --set task.test_digits=[3]"
                        " --set task.problems_per_length=10";
   ASSERT_EQ(run("run examples/addition/rope2d_decay.pos" + common + " --out '" + (root / "rope2d_decay-small").string() + "'",
-                log), 0) << slurp(log);
+                log), 0) << readFile(log);
   ASSERT_EQ(run("run examples/addition/rope2d_decay_sink.pos" + common + " --out '" +
-                    (root / "rope2d_decay_sink-small").string() + "'", log), 0) << slurp(log);
+                    (root / "rope2d_decay_sink-small").string() + "'", log), 0) << readFile(log);
   EXPECT_TRUE(fs::exists(root / "rope2d_decay_sink-small" / "seed0" / "final.pt"));
 
   // Without the base run, the warm start is a clear user error.
@@ -106,5 +102,5 @@ TEST(Run, WarmStartContinuesFromAnotherExperimentsCheckpoint) {
   int status = run("run examples/addition/rope2d_decay_sink.pos" + common + " --out '" +
                        (lonely / "rope2d_decay_sink-small").string() + "'", log);
   EXPECT_EQ(status, 2);
-  EXPECT_NE(slurp(log).find("rope2d_decay"), std::string::npos) << slurp(log);
+  EXPECT_NE(readFile(log).find("rope2d_decay"), std::string::npos) << readFile(log);
 }

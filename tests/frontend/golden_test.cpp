@@ -17,16 +17,12 @@
 
 #include "compiler/driver/compile.h"
 
+#include "tests/common/files.h"
+
 namespace fs = std::filesystem;
+using posc::testing::readFile;
 
 namespace {
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool updating() { return std::getenv("POSC_UPDATE_GOLDEN") != nullptr; }
 

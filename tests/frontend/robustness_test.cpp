@@ -11,16 +11,12 @@
 
 #include "compiler/driver/compile.h"
 
+#include "tests/common/files.h"
+
 namespace fs = std::filesystem;
+using posc::testing::readFile;
 
 namespace {
-
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Compiles `text` as a file in `folder` (a copy of the example's folder, so
 // its imports resolve), never writing into the source tree.
