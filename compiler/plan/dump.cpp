@@ -230,6 +230,16 @@ std::string dumpPlan(const ExperimentPlan& p) {
   line("eval");
   line(fmt::format("  greedy decoding with a KV cache, {} problems per batch{}", p.eval.batch,
                    p.eval.every > 0 ? fmt::format(", every {} steps", p.eval.every) : ""));
+  if (!p.eval.published.empty()) {
+    std::string figures;
+    for (const PublishedAccuracy& a : p.eval.published) {
+      std::string per_seed;
+      for (double v : a.percent) per_seed += (per_seed.empty() ? "" : " / ") + num(v);
+      figures += fmt::format("{}{}: {}", figures.empty() ? "" : ", ", a.digits, per_seed);
+    }
+    line(fmt::format("  published exact match (%) by digits: {}{}", figures,
+                     p.eval.published_source.empty() ? "" : "  [" + p.eval.published_source + "]"));
+  }
   return o;
 }
 

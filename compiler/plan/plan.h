@@ -210,9 +210,18 @@ struct TrainPlan {
   std::optional<std::string> init_from;
 };
 
+// A published exact-match figure at one test length, in percent, one value
+// per seed (in the plan's seed order), printed beside the measured accuracy.
+struct PublishedAccuracy {
+  int digits = 0;
+  std::vector<double> percent;
+};
+
 struct EvalPlan {
   int batch = 90;      // problems decoded together
   int every = 0;       // 0: only after training
+  std::vector<PublishedAccuracy> published;
+  std::string published_source;  // where the figures come from
 };
 
 // ---------------------------------------------------------------------------

@@ -223,6 +223,34 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.integer(1, 1 << 20, x.plan.eval.batch); }},
            {"every", "int >= 0", "evaluate every N training steps as well (0: only at the end)",
             [](Checker& c, SettingsContext& x) { return c.integer(0, 1000000000, x.plan.eval.every); }},
+           {"published", "[(digits, [percent per seed]), ...]", "published accuracy, printed beside the measured one",
+            [](Checker& c, SettingsContext& x) {
+              if (c.v.kind != Kind::List) return c.fail("a list of (digits, [percent, ...]) pairs");
+              std::vector<plan::PublishedAccuracy> out;
+              for (const Value& e : c.v.elements) {
+                Checker pair{e, c.diags, c.setting};
+                if (e.kind != Kind::Tuple || e.elements.size() != 2) return pair.fail("(digits, [percent, ...]) pairs");
+                plan::PublishedAccuracy a;
+                Checker digits{e.elements[0], c.diags, c.setting};
+                if (!digits.integer(1, 100000, a.digits)) return false;
+                const Value& values = e.elements[1];
+                for (const Value& v : values.kind == Kind::List ? values.elements : std::vector<Value>{values}) {
+                  Checker percent{v, c.diags, c.setting};
+                  double p;
+                  if (!percent.real(0, 100, p)) return false;
+                  a.percent.push_back(p);
+                }
+                out.push_back(a);
+              }
+              x.plan.eval.published = out;
+              return true;
+            }},
+           {"published_source", "string", "where the published figures come from",
+            [](Checker& c, SettingsContext& x) {
+              if (c.v.kind != Kind::String) return c.fail("a string");
+              x.plan.eval.published_source = c.v.text;
+              return true;
+            }},
        }},
   };
   return t;

@@ -82,7 +82,8 @@ std::string accuracyCsv(const std::vector<LengthAccuracy>& records) {
   return renderCsv(t);
 }
 
-Table accuracySummaryTable(const std::vector<LengthAccuracy>& records) {
+Table accuracySummaryTable(const std::vector<LengthAccuracy>& records,
+                           const std::vector<plan::PublishedAccuracy>& published) {
   std::vector<uint64_t> seeds;
   std::set<int> lengths;
   std::map<std::pair<int, uint64_t>, double> acc;
@@ -96,6 +97,7 @@ Table accuracySummaryTable(const std::vector<LengthAccuracy>& records) {
   for (uint64_t s : seeds) t.header.push_back(fmt::format("seed {}", s));
   t.header.push_back("mean");
   t.header.push_back("range");
+  if (!published.empty()) t.header.push_back("published");
   t.right_align.assign(t.header.size(), true);
   for (int d : lengths) {
     std::vector<std::string> row{std::to_string(d)};
@@ -115,14 +117,27 @@ Table accuracySummaryTable(const std::vector<LengthAccuracy>& records) {
     }
     row.push_back(n ? percent(sum / n) : "-");
     row.push_back(n ? percent(lo) + "-" + percent(hi) : "-");
+    if (!published.empty()) {
+      std::string figures = "-";
+      for (const plan::PublishedAccuracy& a : published) {
+        if (a.digits != d) continue;
+        figures.clear();
+        for (double v : a.percent) figures += (figures.empty() ? "" : " / ") + fmt::format("{:g}", v);
+      }
+      row.push_back(figures);
+    }
     t.rows.push_back(std::move(row));
   }
   return t;
 }
 
-std::string summaryMarkdown(const std::string& experiment, const std::vector<LengthAccuracy>& records) {
-  return fmt::format("# {}\n\nExact-match accuracy (%) per test length (digits per operand).\n\n{}",
-                     experiment, renderMarkdown(accuracySummaryTable(records)));
+std::string summaryMarkdown(const std::string& experiment, const std::vector<LengthAccuracy>& records,
+                            const plan::EvalPlan& eval) {
+  std::string source = eval.published.empty() || eval.published_source.empty()
+                           ? ""
+                           : fmt::format("\nPublished figures: {}.\n", eval.published_source);
+  return fmt::format("# {}\n\nExact-match accuracy (%) per test length (digits per operand).\n\n{}{}",
+                     experiment, renderMarkdown(accuracySummaryTable(records, eval.published)), source);
 }
 
 }  // namespace posc::results

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/plan/plan.h"
+
 namespace posc::results {
 
 // Exact-match accuracy of one seed at one test length.
@@ -37,9 +39,14 @@ std::string accuracyCsv(const std::vector<LengthAccuracy>& records);
 // Rows = test lengths (ascending), one column per seed (in first-seen order),
 // then the mean over seeds and the min-max range, all in percent. A seed with
 // no record for a length shows "-" and is left out of mean and range.
-Table accuracySummaryTable(const std::vector<LengthAccuracy>& records);
+// When `published` has figures, a last column shows them ("83 / 98 / 100",
+// one per seed) for the lengths they cover.
+Table accuracySummaryTable(const std::vector<LengthAccuracy>& records,
+                           const std::vector<plan::PublishedAccuracy>& published = {});
 
-// summary.md: a heading naming the experiment, then the summary table.
-std::string summaryMarkdown(const std::string& experiment, const std::vector<LengthAccuracy>& records);
+// summary.md: a heading naming the experiment, then the summary table (and
+// where the published figures come from).
+std::string summaryMarkdown(const std::string& experiment, const std::vector<LengthAccuracy>& records,
+                            const plan::EvalPlan& eval = {});
 
 }  // namespace posc::results

@@ -136,11 +136,11 @@ int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options) {
     records.insert(records.end(), seed_records.begin(), seed_records.end());
 
     writeOrFail(out_dir / "accuracy.csv", results::accuracyCsv(records));
-    writeOrFail(out_dir / "summary.md", results::summaryMarkdown(plan.name, records));
+    writeOrFail(out_dir / "summary.md", results::summaryMarkdown(plan.name, records, plan.eval));
   }
 
   if (seconds > 0) std::fprintf(stderr, "training throughput: %.0f tokens/s\n", tokens / seconds);
-  std::fputs(results::renderMarkdown(results::accuracySummaryTable(records)).c_str(), stdout);
+  std::fputs(results::renderMarkdown(results::accuracySummaryTable(records, plan.eval.published)).c_str(), stdout);
   std::fflush(stdout);
   return 0;
 }

@@ -93,6 +93,20 @@ TEST(TrainResults, AccuracyCsvAndSummaryTable) {
   EXPECT_NE(md.find("|     10 |   50.0 |  100.0 | 75.0 | 50.0-100.0 |"), std::string::npos) << md;
 }
 
+TEST(TrainResults, PublishedFiguresStandBesideTheMeasuredOnes) {
+  std::vector<results::LengthAccuracy> records = {{0, 60, 81, 90}, {0, 100, 45, 90}};
+  plan::EvalPlan eval;
+  eval.published = {{60, {83, 98, 100}}, {200, {34, 77, 77}}};
+  eval.published_source = "the study";
+  const results::Table t = results::accuracySummaryTable(records, eval.published);
+  ASSERT_EQ(t.header.back(), "published");
+  EXPECT_EQ(t.rows[0].back(), "83 / 98 / 100");
+  EXPECT_EQ(t.rows[1].back(), "-");  // no published figure at 100 digits
+  EXPECT_NE(results::summaryMarkdown("decay", records, eval).find("Published figures: the study."), std::string::npos);
+  // Without figures the column is absent.
+  EXPECT_EQ(results::accuracySummaryTable(records).header.back(), "range");
+}
+
 TEST(TrainResults, CsvQuotesSpecialFields) {
   results::Table t;
   t.header = {"a", "b"};
