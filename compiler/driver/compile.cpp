@@ -41,9 +41,10 @@ std::string Compilation::sourceHash() const {
   return fmt::format("{:016x}", h);
 }
 
-std::string Compilation::planWithProvenance(const std::string& version) const {
+std::string Compilation::planWithProvenance(const std::string& version, const std::string& machine) const {
   std::string out = fmt::format("# posc {}\n# source {}\n# source hash {}\n", version,
                                 plan ? plan->source_path : "", sourceHash());
+  if (!machine.empty()) out += fmt::format("# numerics {}\n", machine);
   if (plan) out += plan::dumpPlan(*plan);
   return out;
 }

@@ -45,8 +45,9 @@ class Compilation {
 
   // A stable 64-bit hash (hex) of every source file read, for provenance.
   std::string sourceHash() const;
-  // plan.txt: a provenance header (version, source, hash) and the plan dump.
-  std::string planWithProvenance(const std::string& version) const;
+  // plan.txt: a provenance header (version, source, hash, and `machine`, a
+  // line about the numeric libraries in use) and the plan dump.
+  std::string planWithProvenance(const std::string& version, const std::string& machine = "") const;
 };
 
 }  // namespace posc::driver

@@ -19,6 +19,7 @@
 #include "compiler/driver/compile.h"
 #include "compiler/sema/settings.h"
 #include "runtime/run.h"
+#include "tools/posc/blas_kernels.h"
 
 namespace {
 
@@ -188,7 +189,8 @@ int cmdRun(const std::vector<std::string>& args) {
                              : o.out;
   ro.device = o.device;
   ro.threads = o.threads;
-  ro.plan_text = c.planWithProvenance(kVersion);
+  std::string blas = posc::tools::blasCoreName();
+  ro.plan_text = c.planWithProvenance(kVersion, blas.empty() ? "" : "OpenBLAS " + blas + " kernels");
   ro.source_text = c.sources.file(0).text();
   ro.version = kVersion;
   ro.init_root = o.init_root.empty() ? std::filesystem::path(ro.out_dir).parent_path().string() : o.init_root;
@@ -204,6 +206,7 @@ int cmdRun(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  posc::tools::chooseBlasKernels(argv);
   std::vector<std::string> args(argv + 1, argv + argc);
   try {
     if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
@@ -215,7 +218,12 @@ int main(int argc, char** argv) {
       return args.empty() ? 2 : 0;
     }
     if (args[0] == "--version") {
-      std::printf("posc %s\n", kVersion);
+      std::string blas = posc::tools::blasCoreName();
+      std::printf("posc %s (BLAS: %s)\n", kVersion, blas.empty() ? "not OpenBLAS" : ("OpenBLAS " + blas + " kernels").c_str());
+      return 0;
+    }
+    if (args[0] == "--blas-kernels") {  // the OpenBLAS core in use, for scripts and tests
+      std::printf("%s\n", posc::tools::blasCoreName().c_str());
       return 0;
     }
     std::vector<std::string> rest(args.begin() + 1, args.end());
