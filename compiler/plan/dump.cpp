@@ -187,7 +187,8 @@ std::string dumpPlan(const ExperimentPlan& p) {
       }
     }
     if (!free.empty() && !a.rotations.empty()) line(fmt::format("  pairs {} are not rotated on every head", free));
-    if (a.rotations.empty()) line("  no rotation: queries and keys carry no rotary position (NoPE)");
+    if (a.rotations.empty() && (!a.embeddings.empty() || !a.score_terms.empty() || a.null_slot))
+      line("  no rotation: queries and keys carry no rotary position");
   }
   for (const KeyZeroing& z : a.key_zeroing) {
     any = true;
@@ -211,7 +212,7 @@ std::string dumpPlan(const ExperimentPlan& p) {
     any = true;
     line("  null slot: one extra key with score 0 and a learned value per head");
   }
-  if (!any) line("  (no positional components)");
+  if (!any) line("  no positional components (NoPE): attention sees content and the causal mask only");
 
   const TrainPlan& tr = p.train;
   line("train");
