@@ -142,6 +142,8 @@ int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options) {
   if (seconds > 0) std::fprintf(stderr, "training throughput: %.0f tokens/s\n", tokens / seconds);
   std::fputs(results::renderMarkdown(results::accuracySummaryTable(records, plan.eval.published)).c_str(), stdout);
   std::fflush(stdout);
+  std::fprintf(stderr, "results in %s (plan.txt, metrics.jsonl, accuracy.csv, summary.md, seed*/final.pt)\n",
+               out_dir.string().c_str());
   return 0;
 }
 

@@ -79,8 +79,9 @@ TEST(Run, QuickstartLearnsAdditionAndWritesItsResults) {
       EXPECT_GE(correct, 89) << "digits " << digits << "\n" << readFile(log);
     }
   }
-  // The per-length table is printed at the end.
+  // The per-length table is printed at the end, and where the results are.
   EXPECT_NE(readFile(log).find("| digits |"), std::string::npos);
+  EXPECT_NE(readFile(log).find("results in " + out.string()), std::string::npos);
 }
 
 TEST(Run, WarmStartContinuesFromAnotherExperimentsCheckpoint) {
