@@ -19,13 +19,12 @@ bool Compilation::compile(const CompileRequest& request) {
 bool Compilation::checkAll(const CompileRequest& request) {
   if (!load(request)) return false;
   bool ok = true;
-  if (program->main().file.experiments.empty()) return !diags.hasErrors();
   for (const ast::Experiment& e : program->main().file.experiments) {
     sema::ExperimentRequest r = request.experiment;
     r.experiment = e.name.text;
     auto p = sema::compileExperiment(*program, r, sources, diags);
     ok = ok && p.has_value();
-    if (p && !request.experiment.experiment) plan = std::move(p);
+    if (p) plan = std::move(p);
   }
   return ok && !diags.hasErrors();
 }

@@ -316,16 +316,16 @@ struct ParseSetup {
   grammar::PosLexer lexer;
   antlr4::CommonTokenStream tokens;
   grammar::PosParser parser;
+  Locator locator;  // declared before the listener, which refers to it
   SyntaxErrorListener listener;
-  Locator locator;
 
   ParseSetup(int32_t source, const SourceManager& sources, DiagnosticEngine& diags)
       : input(sources.file(source).text()),
         lexer(&input),
         tokens(&lexer),
         parser(&tokens),
-        listener(source, sources, diags),
-        locator(source, sources.file(source).text()) {
+        locator(source, sources.file(source).text()),
+        listener(locator, diags) {
     lexer.removeErrorListeners();
     lexer.addErrorListener(&listener);
     parser.removeErrorListeners();
@@ -339,7 +339,7 @@ struct ParseSetup {
 std::optional<ast::File> parseFile(int32_t source, const SourceManager& sources,
                                    DiagnosticEngine& diags) {
   ParseSetup setup(source, sources, diags);
-  if (!checkTokens(setup.tokens, source, sources, diags)) return std::nullopt;
+  if (!checkTokens(setup.tokens, setup.locator, sources, diags)) return std::nullopt;
   PosParser::FileContext* tree = setup.parser.file();
   if (setup.listener.errors() > 0) return std::nullopt;
   int before = diags.errorCount();
@@ -352,7 +352,7 @@ std::optional<ast::File> parseFile(int32_t source, const SourceManager& sources,
 ast::ExprPtr parseExpression(int32_t source, const SourceManager& sources,
                              DiagnosticEngine& diags) {
   ParseSetup setup(source, sources, diags);
-  if (!checkTokens(setup.tokens, source, sources, diags)) return nullptr;
+  if (!checkTokens(setup.tokens, setup.locator, sources, diags)) return nullptr;
   PosParser::ExprOnlyContext* tree = setup.parser.exprOnly();
   if (setup.listener.errors() > 0) return nullptr;
   int before = diags.errorCount();

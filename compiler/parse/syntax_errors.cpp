@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "PosLexer.h"
-#include "compiler/parse/locator.h"
 
 namespace posc::parse {
 
@@ -41,8 +40,7 @@ void SyntaxErrorListener::syntaxError(antlr4::Recognizer* recognizer, antlr4::To
                                       size_t, size_t, const std::string& message,
                                       std::exception_ptr) {
   if (++errors_ > 20) return;  // after this many, the rest is usually noise
-  Locator locator(source_, sources_.file(source_).text());
-  SourceRange range = locator.token(offending);
+  SourceRange range = locator_.token(offending);
   std::string msg;
   std::string expected;
   if (auto* parser = dynamic_cast<antlr4::Parser*>(recognizer)) {
@@ -60,10 +58,9 @@ void SyntaxErrorListener::syntaxError(antlr4::Recognizer* recognizer, antlr4::To
     d.notes.push_back({range, "expected " + expected});
 }
 
-bool checkTokens(antlr4::CommonTokenStream& tokens, int32_t source, const SourceManager& sources,
+bool checkTokens(antlr4::CommonTokenStream& tokens, const Locator& locator, const SourceManager& sources,
                  DiagnosticEngine& diags) {
-  const SourceFile& file = sources.file(source);
-  Locator locator(source, file.text());
+  const SourceFile& file = sources.file(locator.source());
   bool ok = true;
 
   struct Open {

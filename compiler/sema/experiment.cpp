@@ -22,8 +22,7 @@ struct Assembler {
   DiagnosticEngine& diags;
   plan::ExperimentPlan plan;
   std::vector<const ast::Item*> attention;
-  std::set<std::string> explicitly_set;  // "model.mlp_hidden", ...
-  std::map<std::string, SourceRange> written;
+  std::map<std::string, SourceRange> written;  // "model.width" -> its value, for every setting given
   std::vector<std::string> experiment_names;
 
   SettingsContext context() { return {plan, diags, experiment_names, written}; }
@@ -61,7 +60,6 @@ struct Assembler {
       if (!v) continue;
       SettingsContext ctx = context();
       if (applySetting(name, it.name.text, it.name.range, *v, ctx)) {
-        explicitly_set.insert(name + "." + it.name.text);
         written[name + "." + it.name.text] = it.value->range;
       }
     }
@@ -91,7 +89,6 @@ struct Assembler {
     if (!v) return;
     SettingsContext ctx = context();
     if (applySetting(section, name, {id, 0, static_cast<uint32_t>(o.value.size())}, *v, ctx)) {
-      explicitly_set.insert(o.key);
       written[o.key] = e->range;
       plan.overrides.push_back(o.key + "=" + o.value);
     }
@@ -103,7 +100,7 @@ struct Assembler {
 std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, const ExperimentRequest& request,
                                                       SourceManager& sources, DiagnosticEngine& diags) {
   int errors_before = diags.errorCount();
-  Assembler a{program, sources, diags, {}, {}, {}, {}, {}};
+  Assembler a{program, sources, diags, {}, {}, {}, {}};
   for (const auto& [n, _] : program.experiments) a.experiment_names.push_back(n);
 
   // 1. Which experiment.
@@ -173,7 +170,7 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
   for (const Override& o : request.overrides) a.override(o);
 
   // 5. Derived defaults and checks.
-  if (!a.explicitly_set.count("model.mlp_hidden")) a.plan.model.mlp_hidden = 4 * a.plan.model.width;
+  if (!a.written.count("model.mlp_hidden")) a.plan.model.mlp_hidden = 4 * a.plan.model.width;
   SettingsContext ctx = a.context();
   checkSettings(target->name.range, ctx);
   if (diags.errorCount() > errors_before) return std::nullopt;

@@ -135,8 +135,6 @@ experiment appended extends base {
 experiment replaced extends base {
   attention { use rope(channel = position) }
 })";
-  Compiled appended(text, {}, std::nullopt);
-  (void)appended;
   posc::driver::Compilation c;
   std::string path = testing::TempDir() + "/append.pos";
   std::ofstream(path) << text;

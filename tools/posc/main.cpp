@@ -206,8 +206,11 @@ int cmdRun(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  posc::tools::chooseBlasKernels(argv);
   std::vector<std::string> args(argv + 1, argv + argc);
+  // Only commands that do numeric work (or report the kernels) pay for the
+  // possible re-exec; check and emit never touch the BLAS.
+  if (!args.empty() && (args[0] == "run" || args[0] == "--version" || args[0] == "--blas-kernels"))
+    posc::tools::chooseBlasKernels(argv);
   try {
     if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
       if (args.size() >= 2 && args[1] == "settings") {
