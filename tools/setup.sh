@@ -8,6 +8,7 @@ packages=(
   llvm-14-dev                       # LLVM, for the score-formula JIT
   libtorch-dev libopenblas0-pthread # LibTorch (CPU) and a fast BLAS under it
   libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  python3                           # independent checks in tests (XML of the SVG plots)
 )
 missing=()
 for p in "${packages[@]}"; do
