@@ -1,0 +1,397 @@
+// Formula IR: folding, hash-consing, differentiation, interpretation. See formula.h.
+#include "compiler/formula/formula.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace posc::formula {
+
+int arity(Op op) {
+  switch (op) {
+    case Op::Const: case Op::Score: case Op::QChannel: case Op::KChannel:
+    case Op::Head: case Op::Param: case Op::Var:
+      return 0;
+    case Op::Neg: case Op::Abs: case Op::Exp: case Op::Log: case Op::Sqrt: case Op::Cos:
+    case Op::Sin: case Op::Tanh: case Op::Sigmoid: case Op::Relu:
+      return 1;
+    case Op::Select:
+      return 3;
+    default:
+      return 2;
+  }
+}
+
+const char* opName(Op op) {
+  static const char* kNames[] = {"const", "s",   "q",   "k",    "h",    "param", "var",
+                                 "neg",   "abs", "exp", "log",  "sqrt", "cos",   "sin",
+                                 "tanh",  "sigmoid", "relu", "add", "sub", "mul", "div",
+                                 "pow",   "min", "max", "lt",   "le",   "gt",    "ge",
+                                 "eq",    "ne",  "select"};
+  return kNames[static_cast<int>(op)];
+}
+
+bool Node::operator==(const Node& o) const {
+  return op == o.op && (op != Op::Const || value == o.value) && index == o.index && a == o.a &&
+         b == o.b && c == o.c;
+}
+
+namespace {
+
+bool commutative(Op op) {
+  return op == Op::Add || op == Op::Mul || op == Op::Min || op == Op::Max || op == Op::Eq ||
+         op == Op::Ne;
+}
+
+std::string keyOf(const Node& n) {
+  if (n.op == Op::Const) return fmt::format("c{:a}", n.value);
+  return fmt::format("{}:{}:{}:{}:{}", static_cast<int>(n.op), n.index, n.a, n.b, n.c);
+}
+
+double apply(Op op, double a, double b, double c) {
+  switch (op) {
+    case Op::Neg: return -a;
+    case Op::Abs: return std::fabs(a);
+    case Op::Exp: return std::exp(a);
+    case Op::Log: return std::log(a);
+    case Op::Sqrt: return std::sqrt(a);
+    case Op::Cos: return std::cos(a);
+    case Op::Sin: return std::sin(a);
+    case Op::Tanh: return std::tanh(a);
+    case Op::Sigmoid: return 1.0 / (1.0 + std::exp(-a));
+    case Op::Relu: return a > 0 ? a : 0.0;
+    case Op::Add: return a + b;
+    case Op::Sub: return a - b;
+    case Op::Mul: return a * b;
+    case Op::Div: return a / b;
+    case Op::Pow: return std::pow(a, b);
+    case Op::Min: return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+    case Op::Max: return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+    case Op::Lt: return a < b ? 1.0 : 0.0;
+    case Op::Le: return a <= b ? 1.0 : 0.0;
+    case Op::Gt: return a > b ? 1.0 : 0.0;
+    case Op::Ge: return a >= b ? 1.0 : 0.0;
+    case Op::Eq: return a == b ? 1.0 : 0.0;
+    case Op::Ne: return a != b ? 1.0 : 0.0;
+    case Op::Select: return a != 0 ? b : c;
+    default: throw std::logic_error("formula: apply on a leaf");
+  }
+}
+
+double leafValue(const Node& n, const Env& env) {
+  switch (n.op) {
+    case Op::Const: return n.value;
+    case Op::Score: return env.score;
+    case Op::QChannel: return env.q_channel[n.index];
+    case Op::KChannel: return env.k_channel[n.index];
+    case Op::Head: return env.head;
+    case Op::Param: return env.params.at(static_cast<size_t>(n.index));
+    case Op::Var: return env.vars.at(static_cast<size_t>(n.index));
+    default: throw std::logic_error("formula: leafValue on an operation");
+  }
+}
+
+}  // namespace
+
+bool Graph::isConst(NodeId id, double v) const {
+  const Node& n = node(id);
+  return n.op == Op::Const && n.value == v;
+}
+
+NodeId Graph::intern(const Node& n) {
+  auto key = keyOf(n);
+  auto it = index_.find(key);
+  if (it != index_.end()) return it->second;
+  nodes_.push_back(n);
+  auto id = static_cast<NodeId>(nodes_.size() - 1);
+  index_.emplace(std::move(key), id);
+  return id;
+}
+
+NodeId Graph::constant(double v) {
+  Node n;
+  n.op = Op::Const;
+  n.value = v;
+  return intern(n);
+}
+
+NodeId Graph::leaf(Op op, int index) {
+  Node n;
+  n.op = op;
+  n.index = index;
+  return make(n);
+}
+
+NodeId Graph::unary(Op op, NodeId a) {
+  Node n;
+  n.op = op;
+  n.a = a;
+  return make(n);
+}
+
+NodeId Graph::binary(Op op, NodeId a, NodeId b) {
+  Node n;
+  n.op = op;
+  n.a = a;
+  n.b = b;
+  return make(n);
+}
+
+NodeId Graph::select(NodeId cond, NodeId then_value, NodeId else_value) {
+  Node n;
+  n.op = Op::Select;
+  n.a = cond;
+  n.b = then_value;
+  n.c = else_value;
+  return make(n);
+}
+
+NodeId Graph::make(const Node& in) {
+  Node n = in;
+  const int k = arity(n.op);
+  if (k == 0) {
+    if (n.op == Op::Const) return constant(n.value);
+    n.a = n.b = n.c = -1;
+    n.value = 0.0;
+    return intern(n);
+  }
+  // Constant folding: every operand constant.
+  bool all_const = isConst(n.a) && (k < 2 || isConst(n.b)) && (k < 3 || isConst(n.c));
+  if (all_const)
+    return constant(apply(n.op, node(n.a).value, k >= 2 ? node(n.b).value : 0.0,
+                          k >= 3 ? node(n.c).value : 0.0));
+  // Algebraic identities. x * 0 -> 0 assumes x finite, as symbolic
+  // differentiation does everywhere.
+  switch (n.op) {
+    case Op::Neg:
+      if (node(n.a).op == Op::Neg) return node(n.a).a;
+      break;
+    case Op::Add:
+      if (isConst(n.a, 0)) return n.b;
+      if (isConst(n.b, 0)) return n.a;
+      if (node(n.b).op == Op::Neg) return binary(Op::Sub, n.a, node(n.b).a);
+      break;
+    case Op::Sub:
+      if (isConst(n.b, 0)) return n.a;
+      if (isConst(n.a, 0)) return unary(Op::Neg, n.b);
+      if (n.a == n.b) return constant(0.0);
+      break;
+    case Op::Mul:
+      if (isConst(n.a, 0) || isConst(n.b, 0)) return constant(0.0);
+      if (isConst(n.a, 1)) return n.b;
+      if (isConst(n.b, 1)) return n.a;
+      if (isConst(n.a, -1)) return unary(Op::Neg, n.b);
+      if (isConst(n.b, -1)) return unary(Op::Neg, n.a);
+      break;
+    case Op::Div:
+      if (isConst(n.a, 0)) return constant(0.0);
+      if (isConst(n.b, 1)) return n.a;
+      break;
+    case Op::Pow:
+      if (isConst(n.b, 1)) return n.a;
+      if (isConst(n.b, 0)) return constant(1.0);
+      break;
+    case Op::Select:
+      if (isConst(n.a)) return node(n.a).value != 0 ? n.b : n.c;
+      if (n.b == n.c) return n.b;
+      break;
+    default:
+      break;
+  }
+  if (commutative(n.op) && n.b < n.a) std::swap(n.a, n.b);
+  return intern(n);
+}
+
+NodeId Graph::import(const plan::Formula& f, NodeId score) {
+  using P = plan::FormulaNode::Op;
+  std::vector<NodeId> ids;
+  ids.reserve(f.nodes.size());
+  for (const auto& pn : f.nodes) {
+    auto at = [&](int i) { return ids.at(static_cast<size_t>(i)); };
+    NodeId id = -1;
+    switch (pn.op) {
+      case P::Const: id = constant(pn.value); break;
+      case P::Score: id = score; break;
+      case P::QChannel: id = leaf(Op::QChannel, static_cast<int>(pn.channel)); break;
+      case P::KChannel: id = leaf(Op::KChannel, static_cast<int>(pn.channel)); break;
+      case P::Head: id = leaf(Op::Head); break;
+      case P::Param: id = leaf(Op::Param, pn.param); break;
+      default: {
+        // The remaining plan ops map one to one, in the same order, onto
+        // Neg .. Select.
+        auto op = static_cast<Op>(static_cast<int>(pn.op) - static_cast<int>(P::Neg) +
+                                  static_cast<int>(Op::Neg));
+        Node n;
+        n.op = op;
+        n.a = at(pn.a);
+        if (arity(op) >= 2) n.b = at(pn.b);
+        if (arity(op) >= 3) n.c = at(pn.c);
+        id = make(n);
+      }
+    }
+    ids.push_back(id);
+  }
+  return ids.empty() ? score : ids.back();
+}
+
+NodeId Graph::derivative(NodeId root, Wrt wrt) {
+  const std::string memo_key =
+      fmt::format("{}:{}:{}", root, static_cast<int>(wrt.kind), wrt.index);
+  if (auto it = derivative_memo_.find(memo_key); it != derivative_memo_.end()) return it->second;
+  const Node n = node(root);  // copy: make() may grow nodes_
+  NodeId zero = constant(0.0), one = constant(1.0);
+  auto d = [&](NodeId x) { return derivative(x, wrt); };
+  auto mul = [&](NodeId x, NodeId y) { return binary(Op::Mul, x, y); };
+  auto add = [&](NodeId x, NodeId y) { return binary(Op::Add, x, y); };
+  auto sub = [&](NodeId x, NodeId y) { return binary(Op::Sub, x, y); };
+  auto div = [&](NodeId x, NodeId y) { return binary(Op::Div, x, y); };
+  NodeId r = zero;
+  switch (n.op) {
+    case Op::Const: case Op::QChannel: case Op::KChannel: case Op::Head:
+      r = zero;
+      break;
+    case Op::Score: r = wrt.kind == Wrt::Kind::Score ? one : zero; break;
+    case Op::Param: r = wrt.kind == Wrt::Kind::Param && wrt.index == n.index ? one : zero; break;
+    case Op::Var: r = wrt.kind == Wrt::Kind::Var && wrt.index == n.index ? one : zero; break;
+    case Op::Neg: r = unary(Op::Neg, d(n.a)); break;
+    case Op::Abs: {
+      // sign(a) * a'; torch's abs gradient is 0 at 0, as is this one.
+      NodeId a = n.a;
+      NodeId sign = sub(binary(Op::Gt, a, zero), binary(Op::Lt, a, zero));
+      r = mul(sign, d(a));
+      break;
+    }
+    case Op::Exp: r = mul(root, d(n.a)); break;
+    case Op::Log: r = div(d(n.a), n.a); break;
+    case Op::Sqrt: r = div(d(n.a), mul(constant(2.0), root)); break;
+    case Op::Cos: r = mul(unary(Op::Neg, unary(Op::Sin, n.a)), d(n.a)); break;
+    case Op::Sin: r = mul(unary(Op::Cos, n.a), d(n.a)); break;
+    case Op::Tanh: r = mul(sub(one, mul(root, root)), d(n.a)); break;
+    case Op::Sigmoid: r = mul(mul(root, sub(one, root)), d(n.a)); break;
+    case Op::Relu: r = mul(binary(Op::Gt, n.a, zero), d(n.a)); break;
+    case Op::Add: r = add(d(n.a), d(n.b)); break;
+    case Op::Sub: r = sub(d(n.a), d(n.b)); break;
+    case Op::Mul: r = add(mul(d(n.a), n.b), mul(n.a, d(n.b))); break;
+    case Op::Div:
+      r = div(sub(mul(d(n.a), n.b), mul(n.a, d(n.b))), mul(n.b, n.b));
+      break;
+    case Op::Pow: {
+      NodeId da = d(n.a), db = d(n.b);
+      NodeId ta = isConst(da, 0) ? zero
+                                 : mul(mul(n.b, binary(Op::Pow, n.a, sub(n.b, one))), da);
+      NodeId tb = isConst(db, 0) ? zero : mul(mul(root, unary(Op::Log, n.a)), db);
+      r = add(ta, tb);
+      break;
+    }
+    case Op::Min: case Op::Max: {
+      // The gradient follows the chosen operand (the first one on ties).
+      NodeId pick_a = binary(n.op == Op::Min ? Op::Le : Op::Ge, n.a, n.b);
+      r = select(pick_a, d(n.a), d(n.b));
+      break;
+    }
+    case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne:
+      r = zero;
+      break;
+    case Op::Select: r = select(n.a, d(n.b), d(n.c)); break;
+  }
+  derivative_memo_.emplace(memo_key, r);
+  return r;
+}
+
+std::vector<NodeId> Graph::reachable(const std::vector<NodeId>& roots) const {
+  std::vector<char> seen(nodes_.size(), 0);
+  std::vector<NodeId> stack(roots.begin(), roots.end());
+  while (!stack.empty()) {
+    NodeId id = stack.back();
+    stack.pop_back();
+    if (id < 0 || seen[static_cast<size_t>(id)]) continue;
+    seen[static_cast<size_t>(id)] = 1;
+    const Node& n = node(id);
+    for (NodeId x : {n.a, n.b, n.c})
+      if (x >= 0) stack.push_back(x);
+  }
+  std::vector<NodeId> out;
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    if (seen[i]) out.push_back(static_cast<NodeId>(i));
+  return out;
+}
+
+std::string Graph::canonical(const std::vector<NodeId>& roots) const {
+  auto order = reachable(roots);
+  std::unordered_map<NodeId, int> local;
+  std::string out;
+  for (NodeId id : order) {
+    const Node& n = node(id);
+    int k = static_cast<int>(local.size());
+    local[id] = k;
+    auto ref = [&](NodeId x) { return x < 0 ? -1 : local.at(x); };
+    if (n.op == Op::Const)
+      out += fmt::format("%{} = const {:a}\n", k, n.value);
+    else
+      out += fmt::format("%{} = {} {} {} {} {}\n", k, opName(n.op), n.index, ref(n.a), ref(n.b),
+                         ref(n.c));
+  }
+  out += "roots";
+  for (NodeId r : roots) out += fmt::format(" {}", local.at(r));
+  return out;
+}
+
+std::string Graph::render(NodeId id) const {
+  static const char* kChannels[] = {"position", "column", "row", "kind"};
+  const Node& n = node(id);
+  auto r = [&](NodeId x) { return render(x); };
+  switch (n.op) {
+    case Op::Const: return fmt::format("{}", n.value);
+    case Op::Score: return "s";
+    case Op::QChannel: return fmt::format("q.{}", kChannels[n.index]);
+    case Op::KChannel: return fmt::format("k.{}", kChannels[n.index]);
+    case Op::Head: return "h";
+    case Op::Param: return fmt::format("p{}", n.index);
+    case Op::Var: return fmt::format("x{}", n.index);
+    case Op::Neg: return "-(" + r(n.a) + ")";
+    case Op::Add: return "(" + r(n.a) + " + " + r(n.b) + ")";
+    case Op::Sub: return "(" + r(n.a) + " - " + r(n.b) + ")";
+    case Op::Mul: return "(" + r(n.a) + " * " + r(n.b) + ")";
+    case Op::Div: return "(" + r(n.a) + " / " + r(n.b) + ")";
+    case Op::Select: return "select(" + r(n.a) + ", " + r(n.b) + ", " + r(n.c) + ")";
+    default:
+      if (arity(n.op) == 1) return std::string(opName(n.op)) + "(" + r(n.a) + ")";
+      return std::string(opName(n.op)) + "(" + r(n.a) + ", " + r(n.b) + ")";
+  }
+}
+
+double interpret(const Graph& g, NodeId root, const Env& env) {
+  const Node& n = g.node(root);
+  switch (arity(n.op)) {
+    case 0: return leafValue(n, env);
+    case 1: return apply(n.op, interpret(g, n.a, env), 0.0, 0.0);
+    case 2: return apply(n.op, interpret(g, n.a, env), interpret(g, n.b, env), 0.0);
+    default:
+      return interpret(g, n.a, env) != 0 ? interpret(g, n.b, env) : interpret(g, n.c, env);
+  }
+}
+
+double evaluate(const Graph& g, NodeId root, const Env& env) {
+  auto order = g.reachable({root});
+  std::unordered_map<NodeId, double> v;
+  for (NodeId id : order) {
+    const Node& n = g.node(id);
+    int k = arity(n.op);
+    v[id] = k == 0 ? leafValue(n, env)
+                   : apply(n.op, v.at(n.a), k >= 2 ? v.at(n.b) : 0.0, k >= 3 ? v.at(n.c) : 0.0);
+  }
+  return v.at(root);
+}
+
+uint64_t hashText(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : text) {
+    h ^= ch;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace posc::formula

@@ -1,0 +1,108 @@
+// Score-formula kernels compiled by LLVM's ORC JIT.
+//
+// The tensor-op lowering (runtime/model/score_formula) runs one LibTorch
+// operation per formula node, each a full pass over the (B, H, Lq, Lk) scores.
+// Here an attention's whole chain of score terms, their exemptions and head
+// selections, the causal mask and the row softmax (standard or softmax1, with
+// or without a null slot) become one generated function per (batch, head)
+// block, optimised at O3 with loop vectorisation for the host CPU; a second
+// generated function is its backward pass, built from symbolic derivatives of
+// the term chain (compiler/formula). exp, log, sin, cos and pow vectorise
+// through glibc's libmvec (LLVM's LIBMVEC-X86 vector-library mapping); its
+// documented maximum error is 4 ulp, and tests/jit checks it against libm.
+//
+// The functions work on raw arrays, so this stage includes neither LibTorch
+// nor, in its header, LLVM. One long-lived LLJIT serves the process; kernels
+// are cached by the canonical text of their specialisation (formula graph,
+// dtype, softmax kind, null slot, which parameters are learned), so a second
+// request for the same attention costs a hash-map lookup.
+//
+// Built without LLVM (POSC_WITH_LLVM=OFF), available() is false and every
+// compile function throws std::runtime_error saying so.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/formula/formula.h"
+#include "compiler/plan/plan.h"
+
+namespace posc::jit {
+
+bool available();
+
+enum class DType : uint8_t { F32, F64 };
+
+// Everything a fused attention kernel is specialised on.
+struct AttentionSpec {
+  DType dtype = DType::F32;
+  plan::SoftmaxKind softmax = plan::SoftmaxKind::Standard;
+  bool null_slot = false;
+  std::vector<plan::ScoreTerm> terms;  // applied in order
+  std::vector<bool> learned;           // one per attention param: gradient wanted
+};
+
+// Builds the term chain of `spec` as one expression of the score s:
+// t_n(... t_1(s)), where each t_i is select(keep_i, s_prev, formula_i(s_prev))
+// and keep_i tests the exempt key kinds, exempt query kinds and heads.
+formula::NodeId buildTermChain(formula::Graph& g, const std::vector<plan::ScoreTerm>& terms);
+
+// The generated functions, for T = float (F32) or double (F64). One call
+// handles one (batch, head) block; callers spread blocks over threads.
+//
+//   scores  Lq x Lk raw scores of the block (after 1/sqrt(d), before terms)
+//   probs   Lq x W output probabilities, W = Lk + (null_slot ? 1 : 0); the
+//           null slot's probability is column Lk. Query i sees keys
+//           j <= Lk - Lq + i; masked entries are 0.
+//   qch     kChannelCount x Lq channel values of the queries (channel-major)
+//   kch     kChannelCount x Lk channel values of the keys
+//   params  one value per attention param, as seen by this head
+//   head    the head index
+// forward returns the number of rows whose softmax denominator or maximum is
+// not finite (0 when every value is finite).
+//
+//   gprobs   Lq x W gradient into probs
+//   gscores  Lq x Lk gradient into the raw scores (written)
+//   gparams  one value per attention param; the block's gradient is ADDED
+//            (only learned params; others are left alone)
+template <typename T>
+using ForwardFn = int64_t (*)(const T* scores, T* probs, const T* qch, const T* kch,
+                              const T* params, int64_t Lq, int64_t Lk, int64_t head);
+template <typename T>
+using BackwardFn = void (*)(const T* scores, const T* probs, const T* gprobs, T* gscores,
+                            T* gparams, const T* qch, const T* kch, const T* params, int64_t Lq,
+                            int64_t Lk, int64_t head);
+
+struct AttentionKernel {
+  void* forward = nullptr;   // ForwardFn<T>
+  void* backward = nullptr;  // BackwardFn<T>
+  std::string ir;            // optimised LLVM IR of both functions
+  std::string key;           // the canonical specialisation text
+  uint64_t hash = 0;         // hashText(key)
+  double compile_ms = 0.0;   // time spent generating, optimising and linking
+};
+
+// Compiles (or finds in the cache) the kernel pair for `spec`. Thread-safe.
+// The reference stays valid for the life of the process.
+const AttentionKernel& compileAttention(const AttentionSpec& spec);
+
+// A compiled elementwise map of one formula expression over variable arrays
+// (for the REPL): out[i] = f(vars[0][i], vars[1][i], ...), i < n, in double
+// precision. The expression may use Var leaves (index < var_count), Const and
+// any operation; Score, channels, Head and Param leaves are rejected with
+// std::invalid_argument. Vectorised like the attention kernels.
+struct MapKernel {
+  using Fn = void (*)(const double* const* vars, double* out, int64_t n);
+  Fn fn = nullptr;
+  std::string ir;
+  uint64_t hash = 0;
+  double compile_ms = 0.0;
+};
+const MapKernel& compileMap(const formula::Graph& g, formula::NodeId root, int var_count);
+
+// Number of distinct kernels compiled so far (attention and map), for tests
+// of the cache.
+size_t compiledKernelCount();
+
+}  // namespace posc::jit
