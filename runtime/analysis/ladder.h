@@ -37,7 +37,7 @@ struct Ladder {
 struct FitSettings {
   int train = 20;        // training distances -train..train
   int range = 2000;      // evaluation distances -range..range
-  double ridge = 1e-3;   // penalty on the squared coefficients
+  double ridge = 1e-5;   // penalty on the squared coefficients
   // The target at the training distances; empty: the ideal spike at d = 0.
   const KernelEvaluator* target = nullptr;
   std::string describe() const;
