@@ -75,15 +75,28 @@ plot::Table recentMassTable(double h, const std::vector<double>& slopes, const s
   return t;
 }
 
+namespace {
+
+// Two decimals, and "0.00" rather than "-0.00" for values that round to zero.
+std::string twoDecimals(double v) {
+  std::string s = fmt::format("{:.2f}", v);
+  return s == "-0.00" ? "0.00" : s;
+}
+
+}  // namespace
+
 plot::Table ridgeTable(const std::vector<FitResult>& fits) {
   plot::Table t;
   t.columns = {"frequency ladder", "terms", "peak (ideal 1)", "worst side bump in range",
-               "highest value beyond training", "beyond / peak", "at distance", "fit settings"};
-  for (const FitResult& f : fits)
-    t.addRow({f.ladder.describe(), std::to_string(f.ladder.terms), fmt::format("{:.2f}", f.peak),
-              fmt::format("{:.2f}", f.side_bump), fmt::format("{:.2f}", f.beyond),
-              f.peak != 0 ? fmt::format("{:.0f}x", f.beyond / f.peak) : "-", plot::formatNumber(f.beyond_at),
-              f.settings.describe()});
+               "highest value beyond training", "beyond / peak", "at distance", "training distances", "ridge",
+               "evaluated on"};
+  for (const FitResult& f : fits) {
+    const double ratio = f.peak != 0 ? f.beyond / f.peak : NAN;
+    t.addRow({f.ladder.describe(), std::to_string(f.ladder.terms), twoDecimals(f.peak), twoDecimals(f.side_bump),
+              twoDecimals(f.beyond), std::fabs(ratio) < 0.5 ? "-" : fmt::format("{:.0f}x", ratio),
+              plot::formatNumber(f.beyond_at), fmt::format("-{0}..{0}", f.settings.train), fmt::format("{:g}", f.settings.ridge),
+              fmt::format("-{0}..{0}", f.settings.range)});
+  }
   return t;
 }
 
