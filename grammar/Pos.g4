@@ -21,6 +21,14 @@ exprOnly
   : expr EOF
   ;
 
+// Entry point for one input of `posc repl`: a command (`:sweep k, -50..50`),
+// a definition (`k(d) = 20*cos(2*pi*d/6)`, `w = 2*pi/6`) or an expression.
+replLine
+  : ':' command=ID argList? EOF                                   # replCommand
+  | name=ID ('(' params+=ID (',' params+=ID)* ')')? '=' expr EOF   # replDefinition
+  | expr EOF                                                      # replExpression
+  ;
+
 importDecl
   : IMPORT dottedName (',' dottedName)* ';'?
   ;

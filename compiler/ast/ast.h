@@ -122,6 +122,20 @@ struct File {
   std::vector<Experiment> experiments;
 };
 
+// One input of `posc repl` (grammar rule replLine).
+struct ReplLine {
+  enum class Kind {
+    Command,     // :name args        (name = the command, args)
+    Definition,  // name(params) = value, or name = value
+    Expression,  // value
+  } kind;
+  SourceRange range;
+  Name name;
+  std::vector<Name> params;
+  ExprPtr value;
+  std::vector<Arg> args;
+};
+
 // Stable indented text used by `posc emit ast` and golden tests; ranges are
 // printed as line:col-line:col.
 std::string dump(const File& file, const SourceManager& sources);

@@ -48,6 +48,26 @@ class Builder {
     return e;
   }
 
+  ast::ReplLine replLine(PosParser::ReplLineContext* ctx) {
+    ast::ReplLine line;
+    line.range = loc_.rule(ctx);
+    if (auto* c = dynamic_cast<PosParser::ReplCommandContext*>(ctx)) {
+      line.kind = ast::ReplLine::Kind::Command;
+      line.name = name(c->command);
+      if (c->argList()) line.args = args(c->argList());
+    } else if (auto* d = dynamic_cast<PosParser::ReplDefinitionContext*>(ctx)) {
+      line.kind = ast::ReplLine::Kind::Definition;
+      line.name = name(d->name);
+      for (const antlr4::Token* p : d->params) line.params.push_back(name(p));
+      line.value = expr(d->expr());
+    } else {
+      auto* x = dynamic_cast<PosParser::ReplExpressionContext*>(ctx);
+      line.kind = ast::ReplLine::Kind::Expression;
+      line.value = expr(x->expr());
+    }
+    return line;
+  }
+
  private:
   const Locator& loc_;
   DiagnosticEngine& diags_;
@@ -360,6 +380,19 @@ ast::ExprPtr parseExpression(int32_t source, const SourceManager& sources,
   ast::ExprPtr e = builder.expr(tree->expr());
   if (diags.errorCount() > before) return nullptr;
   return e;
+}
+
+std::optional<ast::ReplLine> parseReplLine(int32_t source, const SourceManager& sources,
+                                           DiagnosticEngine& diags) {
+  ParseSetup setup(source, sources, diags);
+  if (!checkTokens(setup.tokens, setup.locator, sources, diags)) return std::nullopt;
+  PosParser::ReplLineContext* tree = setup.parser.replLine();
+  if (setup.listener.errors() > 0) return std::nullopt;
+  int before = diags.errorCount();
+  Builder builder(setup.locator, diags);
+  ast::ReplLine line = builder.replLine(tree);
+  if (diags.errorCount() > before) return std::nullopt;
+  return line;
 }
 
 }  // namespace posc::parse

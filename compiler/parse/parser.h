@@ -21,4 +21,9 @@ std::optional<ast::File> parseFile(int32_t source, const SourceManager& sources,
 ast::ExprPtr parseExpression(int32_t source, const SourceManager& sources,
                              DiagnosticEngine& diags);
 
+// Parses a whole source as one `posc repl` input (a command, a definition or
+// an expression). Returns nullopt after reporting syntax errors.
+std::optional<ast::ReplLine> parseReplLine(int32_t source, const SourceManager& sources,
+                                           DiagnosticEngine& diags);
+
 }  // namespace posc::parse

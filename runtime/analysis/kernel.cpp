@@ -1,0 +1,167 @@
+// Kernel programs and the two interpreters (see kernel.h).
+#include "runtime/analysis/kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace posc::analysis {
+
+using Op = KernelNode::Op;
+
+int KernelProgram::push(KernelNode n) {
+  nodes.push_back(n);
+  return static_cast<int>(nodes.size() - 1);
+}
+
+int KernelProgram::constant(double v) {
+  KernelNode n;
+  n.op = Op::Const;
+  n.value = v;
+  return push(n);
+}
+
+int KernelProgram::distance() {
+  KernelNode n;
+  n.op = Op::Distance;
+  return push(n);
+}
+
+int KernelProgram::unary(Op op, int a) {
+  if (isConstant(a)) return constant(applyOp(op, nodes[static_cast<size_t>(a)].value, 0, 0));
+  KernelNode n;
+  n.op = op;
+  n.a = a;
+  return push(n);
+}
+
+int KernelProgram::binary(Op op, int a, int b) {
+  if (isConstant(a) && isConstant(b))
+    return constant(applyOp(op, nodes[static_cast<size_t>(a)].value, nodes[static_cast<size_t>(b)].value, 0));
+  KernelNode n;
+  n.op = op;
+  n.a = a;
+  n.b = b;
+  return push(n);
+}
+
+int KernelProgram::select(int cond, int then, int otherwise) {
+  if (isConstant(cond)) return nodes[static_cast<size_t>(cond)].value != 0 ? then : otherwise;
+  KernelNode n;
+  n.op = Op::Select;
+  n.a = cond;
+  n.b = then;
+  n.c = otherwise;
+  return push(n);
+}
+
+bool KernelProgram::isConstant(int node) const { return nodes.at(static_cast<size_t>(node)).op == Op::Const; }
+
+int KernelProgram::inlineProgram(const KernelProgram& other, int argument) {
+  std::vector<int> map(other.nodes.size(), -1);
+  for (size_t i = 0; i < other.nodes.size(); ++i) {
+    const KernelNode& n = other.nodes[i];
+    auto m = [&](int x) { return x < 0 ? -1 : map[static_cast<size_t>(x)]; };
+    switch (arity(n.op)) {
+      case 0: map[i] = n.op == Op::Distance ? argument : constant(n.value); break;
+      case 1: map[i] = unary(n.op, m(n.a)); break;
+      case 2: map[i] = binary(n.op, m(n.a), m(n.b)); break;
+      default: map[i] = select(m(n.a), m(n.b), m(n.c)); break;
+    }
+  }
+  return map.back();
+}
+
+KernelProgram KernelProgram::prune(int result) const {
+  std::vector<char> used(nodes.size(), 0);
+  used[static_cast<size_t>(result)] = 1;
+  for (int i = result; i >= 0; --i) {
+    if (!used[static_cast<size_t>(i)]) continue;
+    const KernelNode& n = nodes[static_cast<size_t>(i)];
+    for (int x : {n.a, n.b, n.c})
+      if (x >= 0) used[static_cast<size_t>(x)] = 1;
+  }
+  KernelProgram out;
+  std::vector<int> map(nodes.size(), -1);
+  for (int i = 0; i <= result; ++i) {
+    if (!used[static_cast<size_t>(i)]) continue;
+    KernelNode n = nodes[static_cast<size_t>(i)];
+    for (int* x : {&n.a, &n.b, &n.c})
+      if (*x >= 0) *x = map[static_cast<size_t>(*x)];
+    map[static_cast<size_t>(i)] = out.push(n);
+  }
+  return out;
+}
+
+int arity(Op op) {
+  switch (op) {
+    case Op::Const: case Op::Distance: return 0;
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Log: case Op::Sqrt:
+    case Op::Cos: case Op::Sin: case Op::Tanh: case Op::Sigmoid: case Op::Relu: return 1;
+    case Op::Select: return 3;
+    default: return 2;
+  }
+}
+
+const char* opName(Op op) {
+  static const char* names[] = {"const", "d", "neg", "not", "abs", "exp", "log", "sqrt", "cos", "sin",
+                                "tanh", "sigmoid", "relu", "add", "sub", "mul", "div", "pow", "min",
+                                "max", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "select"};
+  return names[static_cast<int>(op)];
+}
+
+double applyOp(Op op, double a, double b, double c) {
+  switch (op) {
+    case Op::Const: case Op::Distance: return a;
+    case Op::Neg: return -a;
+    case Op::Not: return a == 0 ? 1.0 : 0.0;
+    case Op::Abs: return std::fabs(a);
+    case Op::Exp: return std::exp(a);
+    case Op::Log: return std::log(a);
+    case Op::Sqrt: return std::sqrt(a);
+    case Op::Cos: return std::cos(a);
+    case Op::Sin: return std::sin(a);
+    case Op::Tanh: return std::tanh(a);
+    case Op::Sigmoid: return 1.0 / (1.0 + std::exp(-a));
+    case Op::Relu: return a > 0 ? a : 0.0;
+    case Op::Add: return a + b;
+    case Op::Sub: return a - b;
+    case Op::Mul: return a * b;
+    case Op::Div: return a / b;
+    case Op::Pow: return std::pow(a, b);
+    case Op::Min: return std::min(a, b);
+    case Op::Max: return std::max(a, b);
+    case Op::Lt: return a < b;
+    case Op::Le: return a <= b;
+    case Op::Gt: return a > b;
+    case Op::Ge: return a >= b;
+    case Op::Eq: return a == b;
+    case Op::Ne: return a != b;
+    case Op::And: return (a != 0 && b != 0) ? 1.0 : 0.0;
+    case Op::Or: return (a != 0 || b != 0) ? 1.0 : 0.0;
+    case Op::Select: return a != 0 ? b : c;
+  }
+  return 0;
+}
+
+double TreeInterpreter::node(int i, double d) const {
+  const KernelNode& n = program_.nodes[static_cast<size_t>(i)];
+  switch (arity(n.op)) {
+    case 0: return n.op == Op::Distance ? d : n.value;
+    case 1: return applyOp(n.op, node(n.a, d), 0, 0);
+    case 2: return applyOp(n.op, node(n.a, d), node(n.b, d), 0);
+    default: return node(n.a, d) != 0 ? node(n.b, d) : node(n.c, d);
+  }
+}
+
+double TreeInterpreter::at(double d) const { return node(static_cast<int>(program_.nodes.size()) - 1, d); }
+
+void TreeInterpreter::evaluate(const double* d, double* out, size_t n) const {
+  for (size_t i = 0; i < n; ++i) out[i] = at(d[i]);
+}
+
+BlockInterpreter::BlockInterpreter(KernelProgram program) : program_(std::move(program)) {
+  if (program_.nodes.empty()) throw std::invalid_argument("empty kernel program");
+}
+
+}  // namespace posc::analysis

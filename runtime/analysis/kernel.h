@@ -1,0 +1,102 @@
+// Kernels over distance: score(d) as a flat program, and the evaluators that
+// sweep it over many distances.
+//
+// A kernel is what the study calls a head's view of distance: for example
+// k(d) = 20*cos(2*pi*d/6) + 5*cos(2*pi*d/40 + 0.3). `posc repl` and `posc
+// analyze` lower expressions into a KernelProgram (nodes in topological
+// order, one input: the distance d) and evaluate it through the one seam
+// `KernelEvaluator::evaluate(d, out, n)`, so a faster backend (the LLVM JIT)
+// can replace the interpreters here without touching the callers.
+//
+// Two evaluators live here: a tree-walking interpreter (one point at a time,
+// recursion over the operands: simple, and the benchmark's baseline) and a
+// block interpreter that runs each node over a block of points, the loops
+// being plain arrays that the compiler vectorises.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace posc::analysis {
+
+struct KernelNode {
+  enum class Op {
+    Const, Distance,
+    Neg, Not, Abs, Exp, Log, Sqrt, Cos, Sin, Tanh, Sigmoid, Relu,
+    Add, Sub, Mul, Div, Pow, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or,
+    Select,  // a ? b : c
+  } op = Op::Const;
+  int a = -1, b = -1, c = -1;  // operand nodes (earlier in the list)
+  double value = 0;            // Const
+};
+
+// Nodes in topological order; the last node is the result.
+struct KernelProgram {
+  std::vector<KernelNode> nodes;
+
+  int push(KernelNode n);
+  int constant(double v);
+  int distance();
+  int unary(KernelNode::Op op, int a);
+  int binary(KernelNode::Op op, int a, int b);
+  int select(int cond, int then, int otherwise);
+  bool isConstant(int node) const;  // does not depend on d
+  // Appends `other` with its Distance nodes replaced by node `argument` of
+  // this program; returns the index of other's result (kernel inlining).
+  int inlineProgram(const KernelProgram& other, int argument);
+  // A program computing only node `result` (drops nodes it does not use).
+  KernelProgram prune(int result) const;
+};
+
+// One scalar operation, shared by constant folding and the interpreters.
+double applyOp(KernelNode::Op op, double a, double b, double c);
+int arity(KernelNode::Op op);
+const char* opName(KernelNode::Op op);
+
+// The seam between analyses and evaluation backends.
+class KernelEvaluator {
+ public:
+  virtual ~KernelEvaluator() = default;
+  // out[i] = kernel(d[i]) for i < n.
+  virtual void evaluate(const double* d, double* out, size_t n) const = 0;
+  virtual std::string name() const = 0;
+};
+
+// One point at a time, recursing from the result node (no memoisation: a
+// node used twice is evaluated twice, as in an AST walker).
+class TreeInterpreter final : public KernelEvaluator {
+ public:
+  explicit TreeInterpreter(KernelProgram program) : program_(std::move(program)) {}
+  void evaluate(const double* d, double* out, size_t n) const override;
+  std::string name() const override { return "tree interpreter"; }
+  double at(double d) const;
+
+ private:
+  double node(int i, double d) const;
+  KernelProgram program_;
+};
+
+// Runs each node over a block of kBlock points (one scratch array per node),
+// so every operation is a tight loop over contiguous doubles.
+class BlockInterpreter final : public KernelEvaluator {
+ public:
+  static constexpr size_t kBlock = 256;
+  explicit BlockInterpreter(KernelProgram program);
+  void evaluate(const double* d, double* out, size_t n) const override;
+  std::string name() const override { return "block interpreter"; }
+
+ private:
+  KernelProgram program_;
+};
+
+// The fastest evaluator this build has (the block interpreter until a JIT
+// backend is linked in).
+std::unique_ptr<KernelEvaluator> makeEvaluator(const KernelProgram& program);
+
+// A sum of cosines, sum_m amplitude_m * cos(omega_m * d + phase_m), as a program.
+KernelProgram cosineSum(const std::vector<double>& amplitude, const std::vector<double>& omega,
+                        const std::vector<double>& phase);
+
+}  // namespace posc::analysis

@@ -1,0 +1,126 @@
+// The REPL session without a terminal: definitions, commands, errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "tools/posc/repl/session.h"
+
+namespace {
+
+using posc::repl::Reply;
+using posc::repl::Session;
+
+struct Files {
+  std::map<std::string, std::string> written;
+  posc::repl::FileWriter writer() {
+    return [this](const std::string& path, const std::string& content) { written[path] = content; };
+  }
+};
+
+TEST(ReplSession, DefinitionsPersistAndEvaluate) {
+  Files files;
+  Session s(files.writer());
+  EXPECT_EQ(s.submit("w = 2*pi/6").text, "w = 1.0472\n");
+  EXPECT_EQ(s.submit("k(d) = 20*cos(w*d) + 5*cos(2*pi*d/40 + 0.3)").text, "k(d) defined\n");
+  const double at35 = 20 * std::cos(2 * M_PI * -35 / 6) + 5 * std::cos(2 * M_PI * -35 / 40 + 0.3);
+  Reply r = s.submit("k(-35)");
+  EXPECT_FALSE(r.failed()) << r.errors;
+  EXPECT_NEAR(std::stod(r.text), at35, 1e-4);
+  // A kernel calling a kernel: inlined.
+  EXPECT_EQ(s.submit("g(x) = k(2*x) * exp(-abs(x)/100)").text, "g(x) defined\n");
+  EXPECT_NEAR(std::stod(s.submit("g(3)").text), (20 * std::cos(2 * M_PI) + 5 * std::cos(2 * M_PI * 6 / 40 + 0.3)) * std::exp(-0.03), 1e-4);
+  EXPECT_EQ(s.submit(":list").text, "g(x) = k(2*x) * exp(-abs(x)/100)\nk(d) = 20*cos(w*d) + 5*cos(2*pi*d/40 + 0.3)\nw = 2*pi/6\n");
+}
+
+TEST(ReplSession, ErrorsAreLocatedWithACaretAndLeaveTheSessionIntact) {
+  Files files;
+  Session s(files.writer());
+  s.submit("k(d) = 2*d");
+  Reply r = s.submit("k(d) = 3*dd + 1");
+  EXPECT_TRUE(r.failed());
+  EXPECT_EQ(r.errors,
+            "<input>:1:10: error: unknown name 'dd'\n"
+            "    k(d) = 3*dd + 1\n"
+            "             ^~\n"
+            "note: did you mean 'd'?\n"
+            "help: define it first: a constant with `name = value`, a kernel with `name(d) = ...`\n"
+            "1 error generated.\n");
+  EXPECT_EQ(s.submit("k(4)").text, "8\n");  // the old definition survives
+  // A syntax error, in a script at line 7.
+  Reply syntax = s.submit("k(d) = 3 * * d", "script.repl", 7);
+  EXPECT_TRUE(syntax.failed());
+  EXPECT_NE(syntax.errors.find("script.repl:7:12: error:"), std::string::npos) << syntax.errors;
+  EXPECT_NE(syntax.errors.find("    k(d) = 3 * * d\n               ^"), std::string::npos) << syntax.errors;
+  // Unknown commands and arguments get suggestions.
+  Reply cmd = s.submit(":sweeep k, 0..10");
+  EXPECT_NE(cmd.errors.find("unknown command ':sweeep'"), std::string::npos) << cmd.errors;
+  EXPECT_NE(cmd.errors.find("did you mean 'sweep'?"), std::string::npos) << cmd.errors;
+  Reply arg = s.submit(":aliases k, 0..10, fracton = 0.5");
+  EXPECT_NE(arg.errors.find("did you mean 'fraction'?"), std::string::npos) << arg.errors;
+  Reply range = s.submit(":table k, 10..0");
+  EXPECT_NE(range.errors.find("the range 10..0 is empty"), std::string::npos) << range.errors;
+  EXPECT_EQ(s.submit("k(5)").text, "10\n");
+}
+
+TEST(ReplSession, ContinuationLines) {
+  EXPECT_TRUE(Session::needsMoreInput("k(d) = 20*cos(2*pi*d/6"));
+  EXPECT_TRUE(Session::needsMoreInput("k(d) = 20*cos(2*pi*d/6) +"));
+  EXPECT_TRUE(Session::needsMoreInput("k(d) = 20 \\"));
+  EXPECT_TRUE(Session::needsMoreInput(":aliases k,"));
+  EXPECT_FALSE(Session::needsMoreInput("k(d) = 20*cos(2*pi*d/6)"));
+  EXPECT_FALSE(Session::needsMoreInput(":help"));
+  EXPECT_FALSE(Session::needsMoreInput("x = \"(\""));
+  Files files;
+  Session s(files.writer());
+  EXPECT_EQ(s.submit("k(d) = 1 +\n  2*d \\\n  + 3").text, "k(d) defined\n");
+  EXPECT_EQ(s.submit("k(1)").text, "6\n");
+}
+
+TEST(ReplSession, TableAliasesWindowsAndFiles) {
+  Files files;
+  Session s(files.writer());
+  s.submit("k(d) = 20*cos(2*pi*d/6) + 5*cos(2*pi*d/40 + 0.3)");
+  EXPECT_EQ(s.submit(":table 2*d, 0..2").text, "| d | 2 * d |\n| --- | --- |\n| 0 | 0 |\n| 1 | 2 |\n| 2 | 4 |\n");
+  // The 6-periodic teeth: the first aliases at >= 90% of the target.
+  Reply a = s.submit(":aliases k, -200..200, window = 3, fraction = 0.9, top = 3");
+  EXPECT_FALSE(a.failed()) << a.errors;
+  EXPECT_NE(a.text.find("target: k at d = 0 is 24.7767"), std::string::npos) << a.text;
+  Reply w = s.submit(":windows exp(-abs(d)/10), 0..29, width = 10");
+  EXPECT_EQ(w.text,
+            "target: exp(-abs(d) / 10) at d = 0 is 1\n"
+            "| window | highest at | score | fraction of target |\n| --- | --- | --- | --- |\n"
+            "| 0..9 | 0 | 1 | 1.00 |\n| 10..19 | 10 | 0.367879 | 0.37 |\n| 20..29 | 20 | 0.135335 | 0.14 |\n");
+  Reply svg = s.submit(":svg k, -50..50, \"k.svg\"");
+  EXPECT_EQ(svg.text, "wrote k.svg and k.csv\n");
+  ASSERT_TRUE(files.written.count("k.svg"));
+  EXPECT_NE(files.written["k.svg"].find("<svg"), std::string::npos);
+  EXPECT_EQ(files.written["k.csv"].substr(0, 9), "d,score\n-");
+  EXPECT_EQ(std::count(files.written["k.csv"].begin(), files.written["k.csv"].end(), '\n'), 102);
+  Reply plot = s.submit(":plot k, -50..50, width = 40, height = 8");
+  EXPECT_EQ(std::count(plot.text.begin(), plot.text.end(), '\n'), 10) << plot.text;
+}
+
+TEST(ReplSession, FitDefinesTheFittedKernel) {
+  Files files;
+  Session s(files.writer());
+  Reply r = s.submit(":fit harmonic, terms = 2000, as = spike");
+  ASSERT_FALSE(r.failed()) << r.errors;
+  EXPECT_NE(r.text.find("peak 1.00  worst side bump in range 0.00"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("highest beyond training 0.00"), std::string::npos) << r.text;
+  EXPECT_NEAR(std::stod(s.submit("spike(0)").text), 1.0, 0.005);
+  EXPECT_NEAR(std::stod(s.submit("spike(7)").text), 0.0, 0.005);
+}
+
+TEST(ReplSession, ControlsAsFunctions) {
+  Files files;
+  Session s(files.writer());
+  EXPECT_EQ(s.submit("recent_mass(0, 16, 64)").text, "0.25\n");
+  EXPECT_EQ(s.submit("recent_mass(0.1, 64, 64)").text, "1\n");
+  EXPECT_EQ(s.submit("separation(pi/3, 1)").text, "1\n");
+  EXPECT_EQ(s.submit("probability(margin(0.9, 1000), 1000)").text, "0.9\n");
+  Reply r = s.submit("f(d) = recent_mass(d, 1, 2)");
+  EXPECT_NE(r.errors.find("recent_mass(m, h, L) needs constant arguments"), std::string::npos) << r.errors;
+}
+
+}  // namespace

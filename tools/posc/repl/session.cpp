@@ -1,0 +1,570 @@
+// The REPL session: parsing, definitions and commands (see session.h).
+#include "tools/posc/repl/session.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <set>
+
+#include "compiler/parse/parser.h"
+#include "runtime/analysis/figures.h"
+#include "runtime/analysis/ladder.h"
+#include "runtime/analysis/sweep.h"
+#include "runtime/analysis/terminal_plot.h"
+#include "runtime/plot/chart.h"
+#include "runtime/plot/table.h"
+
+namespace posc::repl {
+
+namespace {
+
+using analysis::KernelProgram;
+
+// One argument of a command: positional in this order, or named.
+struct ArgSpec {
+  enum class Kind { Kernel, Range, Number, Text, Symbol } kind;
+  std::string name;
+  bool required = false;
+};
+
+struct Command {
+  std::string name;
+  std::vector<ArgSpec> args;
+  std::string usage;
+  std::string summary;
+};
+
+const std::vector<Command>& commandTable() {
+  using K = ArgSpec::Kind;
+  static const std::vector<Command> table = {
+      {"help", {}, ":help", "this text"},
+      {"list", {}, ":list", "the definitions of this session"},
+      {"table", {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "step"}},
+       ":table k, -10..10 [, step = 1]", "the kernel's value at each distance"},
+      {"sweep", {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "step"}},
+       ":sweep k, -2000..2000 [, step = 1]", "evaluate over a range: extremes and evaluation speed"},
+      {"aliases",
+       {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "window"}, {K::Number, "fraction"},
+        {K::Number, "target"}, {K::Number, "top"}},
+       ":aliases k, -2000..2000 [, window = 3, fraction = 0.5, target = 0, top = 10]",
+       "peaks beyond the window around the target that reach the fraction of its score"},
+      {"windows",
+       {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "width"}, {K::Number, "target"}},
+       ":windows k, -2000..2000 [, width = 10, target = 0]",
+       "the highest value in each window as a fraction of the target's"},
+      {"plot",
+       {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "step"}, {K::Number, "width"},
+        {K::Number, "height"}},
+       ":plot k, -50..50 [, step = 1, width = 72, height = 16]", "plot in the terminal"},
+      {"svg", {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Text, "file", true}, {K::Number, "step"}},
+       ":svg k, -50..50, \"k.svg\" [, step = 1]", "plot to an SVG file (and its data to a CSV beside it)"},
+      {"fit",
+       {{K::Symbol, "ladder", true}, {K::Number, "terms"}, {K::Number, "base"}, {K::Number, "period"},
+        {K::Number, "train"}, {K::Number, "range"}, {K::Number, "ridge"}, {K::Kernel, "target"}, {K::Symbol, "as"}},
+       ":fit geometric | harmonic [, terms = 16, base = 10000, period = 4000, train = 20, range = 2000, "
+       "ridge = 1e-5, target = k, as = fit]",
+       "ridge-fit a frequency ladder to a target (a spike at 0 by default) on -train..train; defines the fitted kernel"},
+      {"ridge",
+       {{K::Number, "train"}, {K::Number, "range"}, {K::Number, "ridge"}, {K::Text, "csv"}},
+       ":ridge [train = 20, range = 2000, ridge = 1e-5, csv = \"ridge.csv\"]",
+       "the study's four-row ridge-fit table (geometric 16 and 2000 terms, harmonic 256 and 2000)"},
+      {"quit", {}, ":quit", "leave (Ctrl-D also does)"},
+  };
+  return table;
+}
+
+struct Kernel {
+  KernelProgram program;
+  std::string label;
+};
+
+// The arguments of one command, bound to its ArgSpecs.
+class Args {
+ public:
+  Args(const Command& c, const ast::ReplLine& line, const Definitions& defs, DiagnosticEngine& diags)
+      : command_(c), line_(line), defs_(defs), diags_(diags) {}
+
+  bool bind() {
+    size_t next = 0;
+    bool named_seen = false;
+    for (const ast::Arg& a : line_.args) {
+      if (a.name.text.empty()) {
+        if (named_seen) return error(a.range, "positional arguments go before named ones");
+        if (next >= command_.args.size())
+          return error(a.range, fmt::format(":{} takes at most {} positional argument{}", command_.name,
+                                            command_.args.size(), command_.args.size() == 1 ? "" : "s"),
+                       "usage: " + command_.usage);
+        values_[command_.args[next++].name] = &a;
+        continue;
+      }
+      named_seen = true;
+      const ArgSpec* spec = find(a.name.text);
+      if (!spec) {
+        Diagnostic& d = diags_.error(a.name.range, fmt::format(":{} has no argument '{}'", command_.name, a.name.text));
+        std::vector<std::string> names;
+        for (const ArgSpec& s : command_.args) names.push_back(s.name);
+        suggest(d, a.name.text, names);
+        d.hint = "usage: " + command_.usage;
+        return false;
+      }
+      if (values_.count(spec->name)) return error(a.range, fmt::format("'{}' is given twice", spec->name));
+      values_[spec->name] = &a;
+    }
+    for (const ArgSpec& s : command_.args)
+      if (s.required && !values_.count(s.name))
+        return error(line_.range, fmt::format(":{} needs {}", command_.name, s.name), "usage: " + command_.usage);
+    return true;
+  }
+
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+
+  std::optional<Kernel> kernel(const std::string& name) {
+    const ast::Expr& e = *values_.at(name)->value;
+    if (e.kind == ast::Expr::Kind::Name) {
+      auto it = defs_.find(e.name.text);
+      if (it != defs_.end() && it->second.isKernel()) return Kernel{it->second.program, e.name.text};
+    }
+    // Any expression of d: `:plot 20*cos(2*pi*d/6), -20..20`.
+    std::optional<KernelProgram> p = lowerKernel(e, "d", defs_, diags_);
+    if (!p) return std::nullopt;
+    return Kernel{std::move(*p), ast::dumpExpr(e)};
+  }
+
+  std::optional<std::pair<double, double>> range(const std::string& name) {
+    const ast::Expr& e = *values_.at(name)->value;
+    if (e.kind != ast::Expr::Kind::Range) {
+      error(e.range, "expected a range of distances", "write it as lo..hi, for example -50..50");
+      return std::nullopt;
+    }
+    auto lo = lowerConstant(*e.lhs, defs_, diags_);
+    auto hi = lowerConstant(*e.rhs, defs_, diags_);
+    if (!lo || !hi) return std::nullopt;
+    if (*hi < *lo) {
+      error(e.range, fmt::format("the range {:g}..{:g} is empty", *lo, *hi), "the lower end comes first");
+      return std::nullopt;
+    }
+    return std::make_pair(*lo, *hi);
+  }
+
+  // A number argument, `fallback` when absent; checks lo <= value (and integrality).
+  std::optional<double> number(const std::string& name, double fallback, double lo = -HUGE_VAL, bool integer = false,
+                               double hi = HUGE_VAL) {
+    if (!has(name)) return fallback;
+    const ast::Expr& e = *values_.at(name)->value;
+    auto v = lowerConstant(e, defs_, diags_);
+    if (!v) return std::nullopt;
+    if (!(*v >= lo && *v <= hi) || (integer && *v != std::floor(*v))) {
+      std::string want = integer ? "a whole number" : "a number";
+      if (lo > -HUGE_VAL && hi < HUGE_VAL) want += fmt::format(" in {:g}..{:g}", lo, hi);
+      else if (lo > -HUGE_VAL) want += fmt::format(" of at least {:g}", lo);
+      error(e.range, fmt::format("'{}' must be {}, not {:g}", name, want, *v));
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<std::string> text(const std::string& name) {
+    const ast::Expr& e = *values_.at(name)->value;
+    if (e.kind != ast::Expr::Kind::String) {
+      error(e.range, fmt::format("'{}' must be text in double quotes", name));
+      return std::nullopt;
+    }
+    return e.text;
+  }
+
+  std::optional<std::string> symbol(const std::string& name, const std::vector<std::string>& allowed) {
+    const ast::Expr& e = *values_.at(name)->value;
+    if (e.kind != ast::Expr::Kind::Name || (!allowed.empty() && std::find(allowed.begin(), allowed.end(), e.name.text) == allowed.end())) {
+      Diagnostic& d = diags_.error(e.range, fmt::format("'{}' must be {}", name, allowed.empty() ? "a name" : "one of: " + fmt::format("{}", fmt::join(allowed, ", "))));
+      if (e.kind == ast::Expr::Kind::Name) suggest(d, e.name.text, allowed);
+      return std::nullopt;
+    }
+    return e.name.text;
+  }
+
+  SourceRange rangeOf(const std::string& name) const { return values_.at(name)->range; }
+
+  bool error(SourceRange r, std::string message, std::string hint = {}) {
+    Diagnostic& d = diags_.error(r, std::move(message));
+    d.hint = std::move(hint);
+    return false;
+  }
+
+ private:
+  const ArgSpec* find(const std::string& name) const {
+    for (const ArgSpec& s : command_.args)
+      if (s.name == name) return &s;
+    return nullptr;
+  }
+
+  const Command& command_;
+  const ast::ReplLine& line_;
+  const Definitions& defs_;
+  DiagnosticEngine& diags_;
+  std::map<std::string, const ast::Arg*> values_;
+};
+
+std::string number(double v) { return plot::formatNumber(v, 6); }
+
+// "0.00" rather than "-0.00" for values that round to zero.
+std::string twoDecimals(double v) {
+  std::string s = fmt::format("{:.2f}", v);
+  return s == "-0.00" ? "0.00" : s;
+}
+
+const std::set<std::string>& reservedNames() {
+  static const std::set<std::string> names = {"pi", "e", "exp", "log", "sqrt", "abs", "cos", "sin", "tanh", "sigmoid",
+                                              "relu", "min", "max", "pow", "where", "similarity", "separation",
+                                              "recent_mass", "margin", "probability"};
+  return names;
+}
+
+}  // namespace
+
+Session::Session(FileWriter writer, bool color) : writer_(std::move(writer)), color_(color) {}
+
+bool Session::needsMoreInput(const std::string& text) {
+  int depth = 0;
+  bool in_string = false;
+  char last = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n') ++i;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '(' || c == '[' || c == '{') ++depth;
+    else if (c == ')' || c == ']' || c == '}') --depth;
+    if (!std::isspace(static_cast<unsigned char>(c))) last = c;
+  }
+  if (in_string) return false;  // an unterminated string is an error, not a continuation
+  if (depth > 0) return true;
+  return last != 0 && std::string("\\+-*/^,=?&|<>!").find(last) != std::string::npos;
+}
+
+std::string Session::help() {
+  std::string out =
+      "Define kernels over the distance d and constants, evaluate, and analyse:\n"
+      "  k(d) = 20*cos(2*pi*d/6) + 5*cos(2*pi*d/40 + 0.3)   a kernel (one parameter: the distance)\n"
+      "  w = 2*pi/6                                           a constant\n"
+      "  k(-35)                                               evaluate\n"
+      "Commands (arguments positional in this order, or by name; kernels may be written inline in d):\n";
+  for (const auto& c : commandTable()) out += fmt::format("  {}\n      {}\n", c.usage, c.summary);
+  out +=
+      "Functions: exp log sqrt abs cos sin tanh sigmoid relu min max pow where(c, a, b); the analytic controls\n"
+      "  similarity(omega, d, s) = cos(omega d / s), separation(omega, s) = 2|sin(omega/(2s))|,\n"
+      "  recent_mass(m, h, L), margin(p, N) (needed for probability p against N distractors), probability(margin, N).\n"
+      "An input continues on the next line after an open bracket, a trailing operator or comma, or a backslash.\n"
+      "A kernel used in a definition is copied in: redefining it later does not change kernels defined before.\n";
+  return out;
+}
+
+Reply Session::submit(const std::string& input, const std::string& origin, int first_line) {
+  Reply reply;
+  // Keep byte offsets: a continuation backslash becomes a space; earlier
+  // lines of a script become empty lines, so locations name the script line.
+  std::string text = input;
+  for (size_t at = text.find("\\\n"); at != std::string::npos; at = text.find("\\\n", at)) text[at] = ' ';
+  SourceManager sources;
+  int32_t id = sources.add(origin, std::string(static_cast<size_t>(std::max(0, first_line - 1)), '\n') + text);
+  DiagnosticEngine diags(sources);
+  auto finish = [&]() {
+    if (diags.hasErrors()) {
+      reply.errors = diags.render(color_);
+      reply.text.clear();
+    }
+    return reply;
+  };
+
+  bool blank = true;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c))) blank = false;
+  if (blank) return reply;
+
+  std::optional<ast::ReplLine> line = parse::parseReplLine(id, sources, diags);
+  if (!line) return finish();
+
+  if (line->kind == ast::ReplLine::Kind::Expression) {
+    std::optional<KernelProgram> p = lowerKernel(*line->value, "", defs_, diags);
+    if (p) reply.text = number(p->nodes.back().value) + "\n";
+    return finish();
+  }
+
+  if (line->kind == ast::ReplLine::Kind::Definition) {
+    const std::string& name = line->name.text;
+    if (reservedNames().count(name)) {
+      Diagnostic& d = diags.error(line->name.range, fmt::format("'{}' is built in and cannot be redefined", name));
+      d.hint = "choose another name";
+      return finish();
+    }
+    if (line->params.size() > 1) {
+      Diagnostic& d = diags.error(line->params[1].range, "a kernel takes one parameter, the distance");
+      d.hint = fmt::format("write {}({}) = ...", name, line->params[0].text);
+      return finish();
+    }
+    Definition def;
+    def.name = name;
+    def.source = std::string(sources.text(line->range));
+    if (!line->params.empty()) {
+      def.parameter = line->params[0].text;
+      if (reservedNames().count(def.parameter) || defs_.count(def.parameter)) {
+        diags.error(line->params[0].range, fmt::format("the parameter '{}' hides a name defined before", def.parameter))
+            .hint = "use d for the distance";
+        return finish();
+      }
+      auto p = lowerKernel(*line->value, def.parameter, defs_, diags);
+      if (!p) return finish();
+      def.program = std::move(*p);
+      reply.text = fmt::format("{}({}) defined\n", name, def.parameter);
+    } else {
+      auto v = lowerConstant(*line->value, defs_, diags);
+      if (!v) return finish();
+      def.program.constant(*v);
+      reply.text = fmt::format("{} = {}\n", name, number(*v));
+    }
+    defs_[name] = std::move(def);
+    return finish();
+  }
+
+  // A command.
+  const std::string& name = line->name.text;
+  const Command* command = nullptr;
+  for (const Command& c : commandTable())
+    if (c.name == name || (name == "q" && c.name == "quit") || (name == "h" && c.name == "help")) command = &c;
+  if (!command) {
+    Diagnostic& d = diags.error(line->name.range, fmt::format("unknown command ':{}'", name));
+    std::vector<std::string> names;
+    for (const Command& c : commandTable()) names.push_back(c.name);
+    suggest(d, name, names);
+    d.hint = ":help lists the commands";
+    return finish();
+  }
+  Args args(*command, *line, defs_, diags);
+  if (!args.bind()) return finish();
+  const std::string& c = command->name;
+
+  if (c == "help") {
+    reply.text = help();
+  } else if (c == "quit") {
+    reply.quit = true;
+  } else if (c == "list") {
+    if (defs_.empty()) reply.text = "(nothing defined yet)\n";
+    for (const auto& [n, def] : defs_) reply.text += def.source + "\n";
+  } else if (c == "fit") {
+    auto ladder_name = args.symbol("ladder", {"geometric", "harmonic"});
+    auto terms = args.number("terms", 16, 1, true, 100000);
+    auto base = args.number("base", 10000, 1.000001);
+    auto period = args.number("period", 4000, 1e-9);
+    auto train = args.number("train", 20, 1, true, 1e6);
+    auto range = args.number("range", 2000, 2, true, 1e7);
+    auto ridge = args.number("ridge", 1e-5, 0);
+    std::optional<Kernel> target;
+    if (args.has("target")) target = args.kernel("target");
+    std::string as = "fit";
+    if (args.has("as")) {
+      auto s = args.symbol("as", {});
+      if (!s) return finish();
+      as = *s;
+    }
+    if (!ladder_name || !terms || !base || !period || !train || !range || !ridge || (args.has("target") && !target))
+      return finish();
+    if (*range <= *train) {
+      args.error(args.rangeOf("range"), "the evaluation range must extend beyond the training distances");
+      return finish();
+    }
+    if (reservedNames().count(as)) {
+      args.error(args.rangeOf("as"), fmt::format("'{}' is built in and cannot be redefined", as));
+      return finish();
+    }
+    analysis::Ladder ladder;
+    ladder.kind = *ladder_name == "geometric" ? analysis::Ladder::Kind::Geometric : analysis::Ladder::Kind::Harmonic;
+    ladder.terms = static_cast<int>(*terms);
+    ladder.base = *base;
+    ladder.period = *period;
+    analysis::FitSettings settings;
+    settings.train = static_cast<int>(*train);
+    settings.range = static_cast<int>(*range);
+    settings.ridge = *ridge;
+    std::unique_ptr<analysis::KernelEvaluator> target_eval;
+    if (target) {
+      target_eval = analysis::makeEvaluator(target->program);
+      settings.target = target_eval.get();
+    }
+    try {
+      analysis::FitResult r = analysis::fitLadder(ladder, settings);
+      reply.text = fmt::format(
+          "{}, {} terms; {}\n  peak {}  worst side bump in range {} (at {})  highest beyond training {} (at {}, {:.1f}x "
+          "the peak)  rms error on the training distances {}\n{}(d) defined: the fitted kernel\n",
+          ladder.describe(), ladder.terms, settings.describe(), twoDecimals(r.peak), twoDecimals(r.side_bump),
+          number(r.side_bump_at), twoDecimals(r.beyond), number(r.beyond_at), r.beyond / r.peak, number(r.fit_residual),
+          as);
+      Definition def;
+      def.name = as;
+      def.parameter = "d";
+      def.program = r.program();
+      def.source = fmt::format("{}(d) = <{} ladder, {} terms, fitted by :fit>", as, *ladder_name, ladder.terms);
+      defs_[as] = std::move(def);
+    } catch (const std::exception& x) {
+      args.error(line->range, x.what());
+    }
+  } else if (c == "ridge") {
+    auto train = args.number("train", 20, 1, true, 1e6);
+    auto range = args.number("range", 2000, 2, true, 1e7);
+    auto ridge = args.number("ridge", 1e-5, 0);
+    std::optional<std::string> csv;
+    if (args.has("csv")) csv = args.text("csv");
+    if (!train || !range || !ridge || (args.has("csv") && !csv)) return finish();
+    if (*range <= *train) {
+      args.error(args.rangeOf("range"), "the evaluation range must extend beyond the training distances");
+      return finish();
+    }
+    analysis::FitSettings settings;
+    settings.train = static_cast<int>(*train);
+    settings.range = static_cast<int>(*range);
+    settings.ridge = *ridge;
+    std::vector<analysis::FitResult> fits;
+    try {
+      for (auto [kind, terms] : {std::pair{analysis::Ladder::Kind::Geometric, 16}, {analysis::Ladder::Kind::Geometric, 2000},
+                                 {analysis::Ladder::Kind::Harmonic, 256}, {analysis::Ladder::Kind::Harmonic, 2000}}) {
+        analysis::Ladder l;
+        l.kind = kind;
+        l.terms = terms;
+        fits.push_back(analysis::fitLadder(l, settings));
+      }
+    } catch (const std::exception& x) {
+      args.error(line->range, x.what());
+      return finish();
+    }
+    plot::Table t = analysis::ridgeTable(fits);
+    reply.text = plot::toMarkdown(t) + "Fit: " + settings.describe() + "\n";
+    if (csv) {
+      try {
+        writer_(*csv, plot::toCsv(t));
+        reply.text += fmt::format("wrote {}\n", *csv);
+      } catch (const std::exception& x) {
+        args.error(args.rangeOf("csv"), x.what());
+      }
+    }
+  } else {
+    // Commands over a kernel and a range of distances.
+    std::optional<Kernel> k = args.kernel("kernel");
+    auto over = args.range("over");
+    auto step = args.number("step", 1, 1e-9);
+    if (!k || !over || !step) return finish();
+    const double points = std::floor((over->second - over->first) / *step + 0.5) + 1;
+    if (points > 5e8) {
+      args.error(args.rangeOf("over"), fmt::format("{:g} points is more than this session sweeps at once (5e8)", points),
+                 "use a larger step or a smaller range");
+      return finish();
+    }
+    std::unique_ptr<analysis::KernelEvaluator> eval = analysis::makeEvaluator(k->program);
+    const auto start = std::chrono::steady_clock::now();
+    analysis::Sweep s = analysis::sweep(*eval, over->first, over->second, *step);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    if (c == "table") {
+      if (s.d.size() > 2000) {
+        args.error(args.rangeOf("over"), fmt::format("{} rows is too many to print", s.d.size()),
+                   "use :sweep, :plot or :svg for long ranges, or a larger step");
+        return finish();
+      }
+      plot::Table t;
+      t.columns = {"d", k->label};
+      for (size_t i = 0; i < s.d.size(); ++i) t.addRow({number(s.d[i]), number(s.value[i])});
+      reply.text = plot::toMarkdown(t);
+    } else if (c == "sweep") {
+      size_t lo = 0, hi = 0;
+      for (size_t i = 0; i < s.value.size(); ++i) {
+        if (s.value[i] < s.value[lo]) lo = i;
+        if (s.value[i] > s.value[hi]) hi = i;
+      }
+      reply.text = fmt::format("{}: {} points on {}..{} (step {})\n  max {} at d = {}\n  min {} at d = {}\n"
+                               "  {} in {:.3g} ms ({:.3g} evaluations/s)\n",
+                               k->label, s.d.size(), number(over->first), number(over->second), number(*step),
+                               number(s.value[hi]), number(s.d[hi]), number(s.value[lo]), number(s.d[lo]), eval->name(),
+                               seconds * 1e3, static_cast<double>(s.d.size()) / std::max(seconds, 1e-9));
+    } else if (c == "aliases" || c == "windows") {
+      auto target = args.number("target", 0);
+      if (!target) return finish();
+      double target_value = 0;
+      try {
+        target_value = analysis::valueAt(s, *target);
+      } catch (const std::exception&) {
+        args.error(args.has("target") ? args.rangeOf("target") : args.rangeOf("over"),
+                   fmt::format("the target distance {} is not on the swept grid", number(*target)));
+        return finish();
+      }
+      if (c == "aliases") {
+        auto window = args.number("window", 3, 0);
+        auto fraction = args.number("fraction", 0.5);
+        auto top = args.number("top", 10, 1, true);
+        if (!window || !fraction || !top) return finish();
+        std::vector<analysis::Alias> aliases = analysis::findAliases(s, *target, *window, *fraction);
+        reply.text = fmt::format("target: {} at d = {} is {}; {} peak{} beyond |d - {}| > {} reach {} of it{}\n", k->label,
+                                 number(*target), number(target_value), aliases.size(), aliases.size() == 1 ? "" : "s",
+                                 number(*target), number(*window), number(*fraction),
+                                 aliases.size() > *top ? fmt::format(" (highest {} shown)", *top) : "");
+        plot::Table t;
+        t.columns = {"d", "score", "fraction of target", "gap to target"};
+        for (size_t i = 0; i < aliases.size() && i < static_cast<size_t>(*top); ++i)
+          t.addRow({number(aliases[i].d), number(aliases[i].value), twoDecimals(aliases[i].fraction),
+                    number(aliases[i].gap)});
+        if (!aliases.empty()) reply.text += plot::toMarkdown(t);
+      } else {
+        auto width = args.number("width", 10, 1, true);
+        if (!width) return finish();
+        std::vector<analysis::WindowMax> w = analysis::windowMaxima(s, *target, static_cast<size_t>(*width));
+        if (w.size() > 2000) {
+          args.error(args.rangeOf("over"), fmt::format("{} windows is too many to print", w.size()), "use a wider window");
+          return finish();
+        }
+        plot::Table t;
+        t.columns = {"window", "highest at", "score", "fraction of target"};
+        for (const auto& x : w)
+          t.addRow({fmt::format("{}..{}", number(x.lo), number(x.hi)), number(x.d), number(x.value), twoDecimals(x.fraction)});
+        reply.text = fmt::format("target: {} at d = {} is {}\n", k->label, number(*target), number(target_value)) + plot::toMarkdown(t);
+      }
+    } else if (c == "plot") {
+      auto width = args.number("width", 72, 8, true, 1000);
+      auto height = args.number("height", 16, 4, true, 200);
+      if (!width || !height) return finish();
+      reply.text = k->label + "\n" + analysis::terminalPlot(s.d, s.value, static_cast<int>(*width), static_cast<int>(*height));
+    } else if (c == "svg") {
+      auto file = args.text("file");
+      if (!file) return finish();
+      plot::Chart chart;
+      chart.title = k->label;
+      chart.x_label = "distance d";
+      chart.y_label = "score";
+      plot::Series series;
+      series.name = k->label;
+      series.style = plot::Style::Line;
+      series.x = s.d;
+      series.y = s.value;
+      chart.series.push_back(std::move(series));
+      plot::Table t;
+      t.columns = {"d", "score"};
+      for (size_t i = 0; i < s.d.size(); ++i) t.addRow({fmt::format("{:.17g}", s.d[i]), fmt::format("{:.17g}", s.value[i])});
+      std::string csv = *file;
+      if (csv.size() > 4 && csv.substr(csv.size() - 4) == ".svg") csv.resize(csv.size() - 4);
+      csv += ".csv";
+      try {
+        writer_(*file, plot::renderSvg(chart));
+        writer_(csv, plot::toCsv(t));
+        reply.text = fmt::format("wrote {} and {}\n", *file, csv);
+      } catch (const std::exception& x) {
+        args.error(args.rangeOf("file"), x.what());
+      }
+    }
+  }
+  return finish();
+}
+
+}  // namespace posc::repl

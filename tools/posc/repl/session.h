@@ -1,0 +1,54 @@
+// A `posc repl` session without terminal I/O: inputs in, text out.
+//
+// Each input is a command (`:sweep k, -2000..2000`), a definition
+// (`k(d) = 20*cos(2*pi*d/6)`, `w = 2*pi/6`) or an expression (`k(-35)`),
+// parsed with the .pos grammar's replLine rule. Definitions persist for the
+// session; an error is rendered like any .pos diagnostic (location, the
+// input line, a caret under the offending token, a hint) and leaves the
+// session as it was. The terminal front end (tools/posc/cmd_repl.cpp) only
+// reads lines, decides with `needsMoreInput` whether an input continues on
+// the next line, and prints what `submit` returns; tests drive this class
+// directly.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "compiler/source/source.h"
+#include "tools/posc/repl/lower.h"
+
+namespace posc::repl {
+
+struct Reply {
+  std::string text;    // printed on stdout (ends with a newline when not empty)
+  std::string errors;  // rendered diagnostics, for stderr
+  bool quit = false;   // :quit
+  bool failed() const { return !errors.empty(); }
+};
+
+// Writes a file for :svg, :csv and :ridge (the CLI passes an atomic writer).
+using FileWriter = std::function<void(const std::string& path, const std::string& content)>;
+
+class Session {
+ public:
+  explicit Session(FileWriter writer, bool color = false);
+
+  // Whether `text` (the lines so far, joined by '\n') continues on the next
+  // line: an open bracket, a trailing operator, comma or '=', or a trailing
+  // backslash (which is removed when the input is submitted).
+  static bool needsMoreInput(const std::string& text);
+
+  // Runs one complete input. `origin` names it in diagnostics ("<input>",
+  // "script.pos") and `first_line` is the line of its first character there.
+  Reply submit(const std::string& text, const std::string& origin = "<input>", int first_line = 1);
+
+  const Definitions& definitions() const { return defs_; }
+  static std::string help();
+
+ private:
+  Definitions defs_;
+  FileWriter writer_;
+  bool color_;
+};
+
+}  // namespace posc::repl
