@@ -109,3 +109,15 @@ TEST(HandsetCli, WeightErrorsExitTwoAndWriteNothing) {
     EXPECT_FALSE(fs::exists(model));
   }
 }
+
+TEST(HandsetCli, TrainedModelsAreScoredOnTheSameCases) {
+  // eval.protocol = adderboard on a trained model: one row of 10,010 cases.
+  fs::path out = fs::path(testing::TempDir()) / "posc_trained_tiny";
+  fs::remove_all(out);
+  Result r = posc("run examples/adder/trained_tiny.pos --steps 20 --no-progress --out '" + out.string() + "'");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  expectContains(r.err, "trained_tiny: 804 parameters");
+  const std::string csv = slurp(out / "accuracy.csv");
+  expectContains(csv, "seed,digits,correct,total,accuracy\n0,10,");
+  expectContains(csv, ",10010,");
+}
