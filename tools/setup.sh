@@ -9,6 +9,8 @@ packages=(
   libtorch-dev libopenblas0-pthread # LibTorch (CPU) and a fast BLAS under it
   libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3                           # independent checks in tests (XML of the SVG plots)
+  libonnx-dev libprotobuf-dev       # ONNX export of hand-set models (protobuf classes, checker)
+  python3-onnx python3-numpy        # the independent node-by-node check of the exported graph
 )
 missing=()
 for p in "${packages[@]}"; do

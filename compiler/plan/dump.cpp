@@ -123,6 +123,53 @@ std::string renderFormula(const Formula& f, const AttentionPlan& attention) {
   return render(f, attention, static_cast<int>(f.nodes.size()) - 1, 0);
 }
 
+namespace {
+
+// A hand-set model: shapes, every non-zero entry, the shared values.
+template <typename Line>
+void dumpHandset(const ExperimentPlan& p, Line& line) {
+  const HandsetModel& h = *p.handset;
+  line("model hand-set (float64, no normalisation, nothing trained)");
+  line(fmt::format("  vocabulary {}, embedding width {}, {}, {}", h.vocab, h.embed_width,
+                   p.model.softmax == SoftmaxKind::Standard ? "softmax" : "softmax1 (1 + sum in the denominator)",
+                   h.identity_head ? "identity output head" : "written output head"));
+  auto exact = [](double v) { return fmt::format("{}", v); };  // shortest text that reads back the same double
+  for (const SharedValue& s : h.shared) line(fmt::format("  shared {} = {}", s.name, exact(s.value)));
+  auto tensor = [&](const WeightTensor& t) {
+    if (!t.present) return;
+    std::string entries;
+    int nonzero = 0;
+    for (int r = 0; r < t.rows; ++r)
+      for (int c = 0; c < t.cols; ++c) {
+        size_t i = static_cast<size_t>(r) * t.cols + c;
+        if (t.values[i] == 0) continue;
+        ++nonzero;
+        std::string value = t.tie[i] >= 0 ? h.shared[static_cast<size_t>(t.tie[i])].name : exact(t.values[i]);
+        entries += fmt::format(" {}={}", t.cols == 1 ? fmt::format("[{}]", r) : fmt::format("[{},{}]", r, c), value);
+      }
+    line(fmt::format("  {} {}x{}: {} non-zero{}", t.name, t.rows, t.cols, nonzero, entries.empty() ? "" : ":" + entries));
+  };
+  tensor(h.embed);
+  for (size_t i = 0; i < h.layers.size(); ++i) {
+    const HandsetLayer& l = h.layers[i];
+    std::string slopes;
+    for (double s : l.alibi) slopes += (slopes.empty() ? "" : ", ") + exact(s);
+    line(fmt::format("  layer {}: width {}, {} heads x {}, ALiBi slopes [{}], ReGLU hidden {}", i + 1, l.width, l.heads,
+                     l.head_dim, slopes, l.mlp_hidden));
+    for (const WeightTensor* t : {&l.query, &l.query_bias, &l.key, &l.key_bias, &l.value, &l.value_bias, &l.out,
+                                  &l.out_bias, &l.gate, &l.gate_bias, &l.up, &l.up_bias, &l.down, &l.down_bias})
+      tensor(*t);
+  }
+  tensor(h.unembed);
+  line("eval");
+  line(fmt::format("  {}, greedy decoding, one full forward pass per emitted token",
+                   p.eval.protocol == EvalProtocol::AdderBoard
+                       ? "protocol adderboard: 10 edge cases + 10,000 pairs of random.Random(2025)"
+                       : "test lengths from the task"));
+}
+
+}  // namespace
+
 std::string dumpPlan(const ExperimentPlan& p) {
   std::string o;
   auto line = [&](const std::string& s) { o += s + "\n"; };
@@ -139,7 +186,12 @@ std::string dumpPlan(const ExperimentPlan& p) {
   std::string tests;
   for (int d : t.test_digits) tests += (tests.empty() ? "" : " ") + std::to_string(d);
   line(fmt::format("  test digits [{}], {} problems each, test seed {}", tests, t.problems_per_length, t.test_seed));
+  if (t.bos) line("  a <bos> token opens every sequence");
   line("  channels: position, column, row, kind");
+  if (p.handset) {
+    dumpHandset(p, line);
+    return o;
+  }
 
   const ModelPlan& m = p.model;
   line("model");
@@ -229,6 +281,7 @@ std::string dumpPlan(const ExperimentPlan& p) {
                    tr.log_every));
   if (tr.init_from) line(fmt::format("  warm start from the final checkpoint of '{}' (same seed)", *tr.init_from));
   line("eval");
+  if (p.eval.protocol == EvalProtocol::AdderBoard) line("  protocol adderboard: 10 edge cases + 10,000 pairs of random.Random(2025)");
   line(fmt::format("  greedy decoding with a KV cache, {} problems per batch{}", p.eval.batch,
                    p.eval.every > 0 ? fmt::format(", every {} steps", p.eval.every) : ""));
   if (!p.eval.published.empty()) {

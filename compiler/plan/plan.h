@@ -61,6 +61,7 @@ struct TaskPlan {
   std::vector<int> test_digits;    // each test length (digits per operand)
   int problems_per_length = 90;
   uint64_t test_seed = 1234;  // test problems are a function of this alone
+  bool bos = false;  // a <bos> token opens every sequence (position 0)
 };
 
 // ---------------------------------------------------------------------------
@@ -217,11 +218,65 @@ struct PublishedAccuracy {
   std::vector<double> percent;
 };
 
+// Which problems the final evaluation decodes.
+enum class EvalProtocol : uint8_t {
+  Lengths,     // task.test_digits x task.problems_per_length
+  AdderBoard,  // the public 10-digit leaderboard's 10 edge cases + 10,000 seeded pairs
+};
+
 struct EvalPlan {
+  EvalProtocol protocol = EvalProtocol::Lengths;
   int batch = 90;      // problems decoded together
   int every = 0;       // 0: only after training
   std::vector<PublishedAccuracy> published;
   std::string published_source;  // where the figures come from
+};
+
+// ---------------------------------------------------------------------------
+// A hand-set model: every weight written in the source. No normalisation, no
+// learned parameters; computed in float64. Matrices are (out, in) as in
+// y = W x + b. A tensor that was not written is absent: all zeros, and no
+// parameter of any counting rule.
+struct WeightTensor {
+  bool present = false;
+  int rows = 0, cols = 0;     // a vector (bias) has cols = 1
+  std::vector<double> values; // row-major, rows * cols
+  // Per entry: index into HandsetModel::shared when the entry was written as
+  // a shared name (a tied value), else -1.
+  std::vector<int> tie;
+  std::string name;           // e.g. "layer 1 query_bias", for dumps and counts
+  double at(int r, int c) const { return values[static_cast<size_t>(r) * cols + c]; }
+};
+
+struct HandsetLayer {
+  int width = 0;       // residual width inside this layer (>= the previous one;
+                       // the residual is zero-extended on entry)
+  int heads = 0;       // 0: no attention in this layer
+  int head_dim = 0;
+  int mlp_hidden = 0;  // 0: no feed-forward in this layer
+  // Attention: q = query x + query_bias (heads * head_dim), likewise key and
+  // value; out maps the concatenated heads back to the width.
+  WeightTensor query, query_bias, key, key_bias, value, value_bias, out, out_bias;
+  // Per head: score -= slope * (query position - key position). Zero: no ALiBi.
+  std::vector<double> alibi;
+  // ReGLU: down (relu(gate x + gate_bias) * (up x + up_bias)) + down_bias.
+  WeightTensor gate, gate_bias, up, up_bias, down, down_bias;
+};
+
+struct SharedValue {
+  std::string name;
+  double value = 0;
+};
+
+struct HandsetModel {
+  int vocab = 0;          // rows of the embedding (the task's vocabulary)
+  int embed_width = 0;
+  WeightTensor embed;     // (vocab, embed_width)
+  std::vector<HandsetLayer> layers;
+  bool identity_head = false;  // logits = the final residual (width == vocab)
+  WeightTensor unembed;        // (vocab, final width) when not identity
+  std::vector<SharedValue> shared;
+  int finalWidth() const { return layers.empty() ? embed_width : layers.back().width; }
 };
 
 // ---------------------------------------------------------------------------
@@ -235,6 +290,7 @@ struct ExperimentPlan {
   AttentionPlan attention;
   TrainPlan train;
   EvalPlan eval;
+  std::optional<HandsetModel> handset;  // present: weights are written, nothing is trained
 };
 
 // Stable, human-readable text used by `posc emit plan` and golden tests.

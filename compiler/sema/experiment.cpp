@@ -10,6 +10,7 @@
 #include "compiler/parse/parser.h"
 #include "compiler/sema/attention.h"
 #include "compiler/sema/evaluate.h"
+#include "compiler/sema/handset.h"
 #include "compiler/sema/settings.h"
 
 namespace posc::sema {
@@ -22,6 +23,8 @@ struct Assembler {
   DiagnosticEngine& diags;
   plan::ExperimentPlan plan;
   std::vector<const ast::Item*> attention;
+  std::vector<const ast::Section*> handset;  // shared/embed/layer/unembed, of the last experiment that has them
+  bool in_preset = false;
   std::map<std::string, SourceRange> written;  // "model.width" -> its value, for every setting given
   std::vector<std::string> experiment_names;
 
@@ -34,13 +37,18 @@ struct Assembler {
       for (const ast::Item& it : s.items) attention.push_back(&it);
       return;
     }
+    if (isHandsetSection(name)) {
+      if (in_preset) diags.error(s.name.range, "hand-set weights cannot be changed by a preset");
+      else handset.push_back(&s);
+      return;
+    }
     const auto& sections = settingSections();
     if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
       Diagnostic& d = diags.error(s.name.range, fmt::format("unknown section '{}'", name));
       std::vector<std::string> names = sections;
-      names.push_back("attention");
+      names.insert(names.end(), {"attention", "shared", "embed", "layer", "unembed"});
       suggest(d, name, names);
-      d.hint = "an experiment has task, model, attention, train and eval sections, and presets";
+      d.hint = "an experiment has task, model, attention, train and eval sections, and presets; a hand-set model also shared, embed, layer and unembed";
       return;
     }
     if (s.append) diags.error(s.name.range, fmt::format("only attention can be extended with '+='; write '{} {{ ... }}'", name));
@@ -100,7 +108,7 @@ struct Assembler {
 std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, const ExperimentRequest& request,
                                                       SourceManager& sources, DiagnosticEngine& diags) {
   int errors_before = diags.errorCount();
-  Assembler a{program, sources, diags, {}, {}, {}, {}};
+  Assembler a{program, sources, diags, {}, {}, {}, false, {}, {}};
   for (const auto& [n, _] : program.experiments) a.experiment_names.push_back(n);
 
   // 1. Which experiment.
@@ -143,8 +151,14 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
     chain.push_back(it->second);
   }
   std::reverse(chain.begin(), chain.end());
-  for (const ast::Experiment* e : chain)
+  for (const ast::Experiment* e : chain) {
+    // A hand-set model is written whole: an experiment that writes weights
+    // replaces the weights of the one it extends.
+    if (std::any_of(e->sections.begin(), e->sections.end(), [](const ast::Section& s) { return isHandsetSection(s.name.text); }))
+      a.handset.clear();
     for (const ast::Section& s : e->sections) a.section(s);
+  }
+  a.in_preset = true;
 
   // 3. The preset.
   if (request.preset) {
@@ -175,6 +189,10 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
   checkSettings(target->name.range, ctx);
   if (diags.errorCount() > errors_before) return std::nullopt;
   buildAttention(a.attention, program, a.plan, sources, diags);
+  if (!a.handset.empty()) {
+    buildHandset(a.handset, target->name.range, a.plan, diags);
+    checkHandsetSettings(target->name.range, ctx);
+  }
   if (a.plan.train.init_from && *a.plan.train.init_from == target->name.text) {
     Diagnostic& d = diags.error(target->name.range, fmt::format("experiment '{}' warm-starts from itself", target->name.text));
     d.hint = "init_from names the experiment whose final checkpoint to continue from";

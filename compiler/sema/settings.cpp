@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -120,6 +121,8 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.integer(1, 10000000, x.plan.task.problems_per_length); }},
            {"test_seed", "int >= 0", "seed of the fixed test problems",
             [](Checker& c, SettingsContext& x) { return c.integer(0, LLONG_MAX, x.plan.task.test_seed); }},
+           {"bos", "bool", "a <bos> token opens every sequence",
+            [](Checker& c, SettingsContext& x) { return c.boolean(x.plan.task.bos); }},
        }},
       {"model",
        {
@@ -219,6 +222,11 @@ const std::map<std::string, Table>& tables() {
        }},
       {"eval",
        {
+           {"protocol", "lengths | adderboard", "test_digits x problems_per_length, or the 10-digit leaderboard's 10,010 cases",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::EvalProtocol>({{"lengths", plan::EvalProtocol::Lengths}, {"adderboard", plan::EvalProtocol::AdderBoard}},
+                                                x.plan.eval.protocol);
+            }},
            {"batch", "int >= 1", "problems decoded together",
             [](Checker& c, SettingsContext& x) { return c.integer(1, 1 << 20, x.plan.eval.batch); }},
            {"every", "int >= 0", "evaluate every N training steps as well (0: only at the end)",
@@ -317,8 +325,39 @@ void checkSettings(SourceRange at, SettingsContext& ctx) {
   if (p.task.train_min_digits > p.task.train_max_digits)
     ctx.diags.error(where("task.train_min_digits"), fmt::format("train_min_digits ({}) is larger than train_max_digits ({})",
                                     p.task.train_min_digits, p.task.train_max_digits));
+  if (p.eval.protocol == plan::EvalProtocol::AdderBoard &&
+      (p.task.operands != 2 || p.task.digits_per_token != 1 || p.task.order != plan::DigitOrder::Padded ||
+       p.task.train_max_digits != 10)) {
+    Diagnostic& d = ctx.diags.error(where("eval.protocol"), "the adderboard protocol is two 10-digit operands, one digit per token, zero-padded");
+    d.hint = "set task.operands = 2, digits_per_token = 1, order = padded, train_max_digits = 10";
+  }
   if (p.train.warmup > p.train.steps && p.train.steps > 0)
     ctx.diags.warning(where("train.warmup"), fmt::format("warm-up ({} steps) is longer than training ({} steps)", p.train.warmup, p.train.steps));
+}
+
+void checkHandsetSettings(SourceRange at, SettingsContext& ctx) {
+  plan::ExperimentPlan& p = ctx.plan;
+  auto where = [&](const char* key) {
+    auto it = ctx.written.find(key);
+    return it == ctx.written.end() ? at : it->second;
+  };
+  if (ctx.written.count("model.precision") && p.model.precision != plan::Precision::F64) {
+    Diagnostic& d = ctx.diags.error(where("model.precision"), "a hand-set model computes in f64");
+    d.hint = "remove the setting or write precision = f64";
+  }
+  p.model.precision = plan::Precision::F64;
+  if (!p.handset) return;
+  const bool has_mlp = std::any_of(p.handset->layers.begin(), p.handset->layers.end(),
+                                   [](const plan::HandsetLayer& l) { return l.mlp_hidden > 0; });
+  if (has_mlp && ctx.written.count("model.mlp") && p.model.mlp != plan::MlpKind::Reglu) {
+    Diagnostic& d = ctx.diags.error(where("model.mlp"), "hand-set feed-forward layers are ReGLU");
+    d.hint = "write mlp = reglu";
+  }
+  p.model.mlp = plan::MlpKind::Reglu;
+  const int layers = static_cast<int>(p.handset->layers.size());
+  if (ctx.written.count("model.layers") && p.model.layers != layers)
+    ctx.diags.error(where("model.layers"), fmt::format("model.layers is {}, but {} layer sections are written", p.model.layers, layers));
+  p.model.layers = layers;
 }
 
 }  // namespace posc::sema

@@ -43,4 +43,8 @@ bool applySetting(const std::string& section, const std::string& name, SourceRan
 // all sections, presets and overrides are applied. `at` locates the experiment.
 void checkSettings(SourceRange at, SettingsContext& ctx);
 
+// Checks between the model section and a hand-set model (f64, ReGLU, layer
+// count), after the hand-set sections are built; fills in what they imply.
+void checkHandsetSettings(SourceRange at, SettingsContext& ctx);
+
 }  // namespace posc::sema

@@ -1,6 +1,8 @@
 // Greedy decoding (KV cache and reference) and exact-match scoring; see greedy.h.
 #include "runtime/eval/greedy.h"
 
+#include "runtime/task/adder_protocol.h"
+
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -177,8 +179,10 @@ std::vector<results::LengthAccuracy> evaluateLengths(model::Gpt& model, const pl
   options.batch = plan.eval.batch;
   options.precision = plan.model.precision;
   std::vector<results::LengthAccuracy> out;
-  for (int digits : plan.task.test_digits) {
-    const std::vector<task::Problem> problems = task::testProblems(plan.task, digits);
+  // The leaderboard protocol is one "length": its 10,010 cases of 10 digits.
+  const bool adderboard = plan.eval.protocol == plan::EvalProtocol::AdderBoard;
+  for (int digits : adderboard ? std::vector<int>{10} : plan.task.test_digits) {
+    const std::vector<task::Problem> problems = adderboard ? task::adderBoardProblems() : task::testProblems(plan.task, digits);
     const std::vector<Generated> answers = greedyDecode(model, tokenizer, problems, options);
     results::LengthAccuracy acc;
     acc.seed = seed;

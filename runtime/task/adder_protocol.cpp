@@ -2,6 +2,8 @@
 // adder_protocol.h.
 #include "runtime/task/adder_protocol.h"
 
+#include <string>
+
 #include "runtime/task/python_random.h"
 
 namespace posc::task {
@@ -29,6 +31,17 @@ std::vector<std::pair<uint64_t, uint64_t>> adderBoardPairs() {
     pairs.emplace_back(a, b);
   }
   return pairs;
+}
+
+std::vector<Problem> adderBoardProblems() {
+  std::vector<Problem> out;
+  for (const auto& [a, b] : adderBoardPairs()) {
+    Problem p;
+    p.operands = {Number::fromString(std::to_string(a)), Number::fromString(std::to_string(b))};
+    p.answer = add(p.operands[0], p.operands[1]);
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 }  // namespace posc::task

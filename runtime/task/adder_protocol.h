@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/task/addition.h"
+
 namespace posc::task {
 
 inline constexpr uint64_t kAdderBoardSeed = 2025;
@@ -21,5 +23,8 @@ inline constexpr uint64_t kAdderBoardMaxOperand = 9999999999ULL;  // 10 digits
 
 // The 10 edge cases, then the 10,000 random (a, b) pairs in draw order.
 std::vector<std::pair<uint64_t, uint64_t>> adderBoardPairs();
+
+// The same cases as addition problems (operands and their sum).
+std::vector<Problem> adderBoardProblems();
 
 }  // namespace posc::task

@@ -67,16 +67,18 @@ Problem sampleProblem(const plan::TaskPlan& task, int digits, std::mt19937_64& r
 std::vector<Problem> testProblems(const plan::TaskPlan& task, int digits);
 
 // Vocabulary: ids 0 .. 10^k - 1 are digit tokens (the token's value), then
-// '+', '=', <eos>, <pad>.
+// '+', '=', <eos>, <pad>, and <bos> when the task has one.
 struct Vocabulary {
   int digits_per_token = 1;
+  bool has_bos = false;
   int digit_tokens() const;  // 10^k
   int plus() const { return digit_tokens(); }
   int equals() const { return digit_tokens() + 1; }
   int eos() const { return digit_tokens() + 2; }
   int pad() const { return digit_tokens() + 3; }
-  int size() const { return digit_tokens() + 4; }
-  std::string render(int token) const;  // "7", "042" for k = 3, "+", "=", "<eos>", "<pad>"
+  int bos() const { return digit_tokens() + 4; }  // only when has_bos
+  int size() const { return digit_tokens() + 4 + (has_bos ? 1 : 0); }
+  std::string render(int token) const;  // "7", "042" for k = 3, "+", "=", "<eos>", "<pad>", "<bos>"
 };
 
 // One tokenised problem.

@@ -59,9 +59,9 @@ int answerTokens(const plan::TaskPlan& task, const Problem& p) {
   return ceilDiv(p.answer.length(), task.digits_per_token);
 }
 
-// Operand tokens, one separator per operand ('+' or '=').
+// <bos> if the task has one, operand tokens, one separator per operand ('+' or '=').
 int promptLength(const plan::TaskPlan& task, const Problem& p) {
-  int length = 0;
+  int length = task.bos ? 1 : 0;
   for (const Number& n : p.operands) length += operandTokens(task, p, n) + 1;
   return length;
 }
@@ -117,6 +117,7 @@ Sequence encodeProblem(const plan::TaskPlan& task, const Vocabulary& vocab, cons
   const int answer = with_answer ? answerTokens(task, p) : 0;
   Sequence s;
   SequenceWriter writer(s, prompt + answer + (with_answer ? 1 : 0));
+  if (task.bos) writer.push(vocab.bos(), 0, 0, TokenKind::Special);
   for (int row = 0; row < task.operands; ++row) {
     if (row > 0) writer.push(vocab.plus(), 0, row, TokenKind::Separator);
     writer.pushNumber(p.operands[row], operandTokens(task, p, p.operands[row]), row, k,
@@ -136,6 +137,7 @@ Sequence encodeProblem(const plan::TaskPlan& task, const Vocabulary& vocab, cons
 Tokenizer::Tokenizer(const plan::TaskPlan& task) : task_(task) {
   if (task.operands < 2) throw std::invalid_argument("tokenizer: addition needs 2+ operands");
   vocab_.digits_per_token = task.digits_per_token;
+  vocab_.has_bos = task.bos;
   vocab_.digit_tokens();  // validates k
 }
 

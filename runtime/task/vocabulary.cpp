@@ -23,6 +23,7 @@ std::string Vocabulary::render(int token) const {
   if (token == equals()) return "=";
   if (token == eos()) return "<eos>";
   if (token == pad()) return "<pad>";
+  if (has_bos && token == bos()) return "<bos>";
   throw std::out_of_range(fmt::format("Vocabulary: token {} is outside the vocabulary", token));
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "runtime/handset/run_handset.h"
 #include "runtime/run.h"
 #include "tools/posc/blas_kernels.h"
 #include "tools/posc/cli.h"
@@ -15,7 +16,9 @@ const char* kRunHelp = R"(usage: posc run FILE [options]
 
 Compiles the experiment, trains each seed, evaluates exact-match accuracy per
 test length and writes a results folder (plan.txt, source.pos, metrics.jsonl,
-accuracy.csv, summary.md, seed<N>/final.pt).
+accuracy.csv, summary.md, seed<N>/final.pt). A hand-set model (weights written
+in the file) is not trained: its parameters are counted by every rule and it
+is evaluated by eval.protocol (parameters.txt, failures.csv, summary.md).
 
 options:
   --experiment NAME   the experiment to use (default: the last one in FILE)
@@ -72,6 +75,7 @@ int runRun(const std::vector<std::string>& args) {
   ro.init_root = init_root.empty() ? std::filesystem::path(ro.out_dir).parent_path().string() : init_root;
   if (no_progress) ro.progress_bar = false;
   try {
+    if (plan.handset) return handset::runHandset(plan, ro);
     return runtime::runExperiment(plan, ro);
   } catch (const runtime::UserError& e) {
     std::fprintf(stderr, "posc: error: %s\n", e.what());
