@@ -41,6 +41,10 @@ struct RunOptions {
   // <init_root>/<init_from>/seed<N>/final.pt. Default: parent of out_dir.
   std::string init_root;
   std::optional<bool> progress_bar; // default: when stderr is a terminal
+  // Score terms + mask + softmax through fused JIT kernels (CPU only; the
+  // tensor-op lowering otherwise). runExperiment throws UserError when this is
+  // set but the JIT is unavailable or the device is not the CPU.
+  bool score_jit = false;
 };
 
 // Returns 0 on success. Throws UserError for user-fixable problems.

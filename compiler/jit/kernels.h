@@ -43,6 +43,11 @@ struct AttentionSpec {
   std::vector<bool> learned;           // one per attention param: gradient wanted
 };
 
+// The spec a model with these plans uses: its score terms, softmax, null
+// slot and learned parameters, in `dtype`.
+AttentionSpec attentionSpecFor(const plan::ModelPlan& model, const plan::AttentionPlan& attention,
+                               DType dtype);
+
 // Builds the term chain of `spec` as one expression of the score s:
 // t_n(... t_1(s)), where each t_i is select(keep_i, s_prev, formula_i(s_prev))
 // and keep_i tests the exempt key kinds, exempt query kinds and heads.

@@ -7,6 +7,17 @@ namespace posc::jit {
 using formula::NodeId;
 using formula::Op;
 
+AttentionSpec attentionSpecFor(const plan::ModelPlan& model, const plan::AttentionPlan& attention,
+                               DType dtype) {
+  AttentionSpec spec;
+  spec.dtype = dtype;
+  spec.softmax = model.softmax;
+  spec.null_slot = attention.null_slot;
+  spec.terms = attention.score_terms;
+  for (const auto& p : attention.params) spec.learned.push_back(p.learned);
+  return spec;
+}
+
 formula::NodeId buildTermChain(formula::Graph& g, const std::vector<plan::ScoreTerm>& terms) {
   const int kind = static_cast<int>(plan::Channel::Kind);
   NodeId s = g.leaf(Op::Score);

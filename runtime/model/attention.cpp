@@ -6,6 +6,9 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
+#include "runtime/model/fused_attention.h"
 #include "runtime/model/score_formula.h"
 
 namespace posc::model {
@@ -59,10 +62,19 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
   if (scores.scalar_type() == torch::kBFloat16 || scores.scalar_type() == torch::kHalf)
     scores = scores.to(torch::kFloat);
   static const std::vector<torch::Tensor> kNoParams;
-  scores = applyScoreTerms(scores, in.q_channels, in.k_channels, attention_,
-                           in.params ? *in.params : kNoParams);
-  if (in.trace_scores) *in.trace_scores = scores.detach();
-  auto w = attentionWeights(scores, softmax_, null_slot_);
+  const auto& params = in.params ? *in.params : kNoParams;
+  torch::Tensor w;
+  if (in.score_jit && !in.trace_scores && fusedAttentionSupported(scores)) {
+    try {
+      w = fusedAttentionWeights(scores, in.q_channels, in.k_channels, attention_, softmax_, params);
+    } catch (const NonFiniteScores& e) {
+      throw NonFiniteScores(fmt::format("layer {}: {}", in.layer, e.what()));
+    }
+  } else {
+    scores = applyScoreTerms(scores, in.q_channels, in.k_channels, attention_, params);
+    if (in.trace_scores) *in.trace_scores = scores.detach();
+    w = attentionWeights(scores, softmax_, null_slot_);
+  }
   const int64_t Lk = k.size(2);
   auto token_w = null_slot_ ? w.narrow(3, 0, Lk) : w;
   if (in.trace_weights) *in.trace_weights = token_w.detach();

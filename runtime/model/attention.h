@@ -44,6 +44,11 @@ struct AttentionInputs {
   // When non-null: receive weights (B, H, Lq, Lk) and post-term scores.
   torch::Tensor* trace_weights = nullptr;
   torch::Tensor* trace_scores = nullptr;
+  // Fused JIT kernels for score terms + mask + softmax (fused_attention.h)
+  // when the scores allow it (CPU, f32/f64) and no post-term scores are
+  // traced; otherwise the tensor-op lowering.
+  bool score_jit = false;
+  int layer = 0;  // for error messages
 };
 
 class AttentionImpl : public torch::nn::Module {

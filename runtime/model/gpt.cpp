@@ -30,6 +30,7 @@ struct ModelParts {
   Norm norm_f{nullptr};
   torch::nn::Linear head{nullptr};  // null when tied
   std::vector<torch::Tensor> score_params;
+  bool score_jit = false;
 };
 
 struct GptImpl::State : ModelParts {};
@@ -161,6 +162,7 @@ torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
   in.positional = &positional;
   in.q_channels = channels;
   in.params = &st.score_params;
+  in.score_jit = st.score_jit;
   if (cache) {
     if (cache->keys.size() != st.blocks.size()) {
       cache->keys.assign(st.blocks.size(), torch::Tensor());
@@ -183,6 +185,7 @@ torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
       in.trace_weights = &trace->weights[l];
       in.trace_scores = &trace->scores[l];
     }
+    in.layer = static_cast<int>(l);
     h = st.blocks[l]->forward(h, in);
   }
   if (cache) cache->channels = in.k_channels;
@@ -201,5 +204,8 @@ torch::Tensor GptImpl::forwardCached(const torch::Tensor& tokens, const torch::T
                                      KvCache& cache) {
   return run(*this, *state_, tokens, channels, torch::Tensor(), &cache, nullptr);
 }
+
+void GptImpl::setScoreJit(bool on) { state_->score_jit = on; }
+bool GptImpl::scoreJit() const { return state_->score_jit; }
 
 }  // namespace posc::model

@@ -54,6 +54,11 @@ class GptImpl : public torch::nn::Module {
   torch::Tensor forwardCached(const torch::Tensor& tokens, const torch::Tensor& channels,
                               KvCache& cache);
 
+  // Score terms, mask and softmax through fused JIT kernels on CPU (off by
+  // default here; `posc run` turns it on unless --jit off).
+  void setScoreJit(bool on);
+  bool scoreJit() const;
+
   const plan::ExperimentPlan& plan() const;
   int64_t parameterCount() const;
 

@@ -19,6 +19,8 @@
 #include "runtime/eval/greedy.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/results/tables.h"
+#include "compiler/jit/kernels.h"
+#include "runtime/model/fused_attention.h"
 #include "runtime/run.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/trainer.h"
@@ -53,8 +55,26 @@ void createFolder(const fs::path& dir) {
 
 }  // namespace
 
+namespace {
+int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options);
+}  // namespace
+
 int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options) {
+  try {
+    return runSeeds(plan, options);
+  } catch (const model::NonFiniteScores& e) {
+    throw UserError(fmt::format("training diverged: {}", e.what()));
+  }
+}
+
+namespace {
+int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options) {
   const torch::Device device = train::resolveDevice(options.device);
+  if (options.score_jit && !jit::available())
+    throw UserError("--jit on: the score-formula JIT is unavailable (posc was built without LLVM)");
+  if (options.score_jit && !device.is_cpu())
+    throw UserError("--jit on: the fused score-formula kernels run on the CPU only; use --jit off on " +
+                    device.str());
   train::setThreads(options.threads);
 
   const fs::path out_dir = options.out_dir.empty() ? fs::path(plan.name) : fs::path(options.out_dir);
@@ -91,6 +111,7 @@ int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options) {
     const fs::path seed_dir = out_dir / fmt::format("seed{}", seed);
     createFolder(seed_dir);
     model::Gpt model = train::buildModel(plan, seed, device);
+    model->setScoreJit(options.score_jit);
     if (seed == plan.train.seeds.front())
       std::fprintf(stderr, "%s: %lld parameters, %zu seed(s), %d steps each, device %s\n", plan.name.c_str(),
                    static_cast<long long>(model->parameterCount()), plan.train.seeds.size(), plan.train.steps,
@@ -146,5 +167,7 @@ int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options) {
                out_dir.string().c_str());
   return 0;
 }
+
+}  // namespace
 
 }  // namespace posc::runtime

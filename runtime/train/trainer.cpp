@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/model/fused_attention.h"
 #include "runtime/run.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/precision.h"
@@ -252,13 +253,18 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       const torch::Tensor stretch = sampleStretch(plan.attention, batch.batch, rng, float_type, ctx.device);
 
       optimizer.zero_grad();
-      torch::Tensor logits;
-      {
-        AutocastGuard autocast(bf16, ctx.device.type());
-        logits = model->forward(bt.tokens, bt.channels, stretch);
+      torch::Tensor loss;
+      try {
+        torch::Tensor logits;
+        {
+          AutocastGuard autocast(bf16, ctx.device.type());
+          logits = model->forward(bt.tokens, bt.channels, stretch);
+        }
+        loss = maskedCrossEntropy(logits, bt.targets, bt.loss_mask);
+        loss.backward();
+      } catch (const model::NonFiniteScores& e) {
+        throw model::NonFiniteScores(fmt::format("step {}, {}", step + 1, e.what()));
       }
-      torch::Tensor loss = maskedCrossEntropy(logits, bt.targets, bt.loss_mask);
-      loss.backward();
       if (tp.grad_clip > 0) torch::nn::utils::clip_grad_norm_(all, tp.grad_clip);
       optimizer.step();
       interval_loss += loss.detach().to(torch::kFloat64);

@@ -1,9 +1,10 @@
-// posc emit ast|plan FILE: the compiler's intermediate forms, as text.
+// posc emit ast|plan|llvm FILE: the compiler's intermediate forms, as text.
 #include <fmt/format.h>
 
 #include <cstdio>
 
 #include "compiler/ast/ast.h"
+#include "compiler/jit/kernels.h"
 #include "tools/posc/cli.h"
 
 namespace posc::cli {
@@ -11,10 +12,13 @@ namespace {
 
 int runEmit(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::puts("usage: posc emit ast FILE\n       posc emit plan FILE [--experiment NAME] [--preset NAME] [--set K=V]...\n\n"
+    std::puts("usage: posc emit ast FILE\n       posc emit plan|llvm FILE [--experiment NAME] [--preset NAME] [--set K=V]...\n\n"
               "ast:  the syntax tree, with the source range of every node\n"
               "plan: the resolved experiment: every setting, every positional component\n"
-              "      (which pairs rotate by which channel, exempt kinds, learned params)");
+              "      (which pairs rotate by which channel, exempt kinds, learned params)\n"
+              "llvm: the optimised LLVM IR of the fused attention kernel (score terms,\n"
+              "      exemptions, causal mask, softmax; forward and backward) that the\n"
+              "      score-formula JIT compiles for this experiment on this CPU");
     return 0;
   }
   const std::string what = args[0];
@@ -31,11 +35,28 @@ int runEmit(const std::vector<std::string>& args) {
     std::fputs(plan::dumpPlan(*c.plan).c_str(), stdout);
     return reportDiagnostics(c);
   }
-  throw UsageError{fmt::format("posc emit takes ast or plan, not '{}'", what)};
+  if (what == "llvm") {
+    if (!c.compile(requestFor(o, o.files[0]))) return reportDiagnostics(c);
+    if (!jit::available()) {
+      std::fputs("posc: error: the score-formula JIT is unavailable: posc was built without LLVM\n", stderr);
+      return 2;
+    }
+    const auto& p = *c.plan;
+    auto dtype = p.model.precision == plan::Precision::F64 ? jit::DType::F64 : jit::DType::F32;
+    const auto& k = jit::compileAttention(jit::attentionSpecFor(p.model, p.attention, dtype));
+    std::printf("; posc fused attention kernel %016llx for experiment %s\n",
+                static_cast<unsigned long long>(k.hash), p.name.c_str());
+    for (const auto& t : p.attention.score_terms)
+      std::printf(";   score %s: s <- %s\n", t.name.c_str(), plan::renderFormula(t.formula, p.attention).c_str());
+    std::printf("; compiled in %.1f ms\n", k.compile_ms);
+    std::fputs(k.ir.c_str(), stdout);
+    return reportDiagnostics(c);
+  }
+  throw UsageError{fmt::format("posc emit takes ast, plan or llvm, not '{}'", what)};
 }
 
-const CommandRegistration reg{{"emit", "posc emit ast|plan FILE [options]",
-                               "print the syntax tree or the resolved experiment plan", 20, false, runEmit}};
+const CommandRegistration reg{{"emit", "posc emit ast|plan|llvm FILE [options]",
+                               "print the syntax tree, the resolved plan or the JIT kernel's LLVM IR", 20, false, runEmit}};
 
 }  // namespace
 }  // namespace posc::cli

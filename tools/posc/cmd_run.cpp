@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "compiler/jit/kernels.h"
 #include "runtime/handset/run_handset.h"
 #include "runtime/run.h"
 #include "tools/posc/blas_kernels.h"
@@ -30,6 +31,10 @@ options:
   --device cpu|cuda   where to train (default: cpu)
   --threads N         CPU threads (default 1: for the small models of these
                       studies one thread is fastest on CPU; 0 = LibTorch's choice)
+  --jit on|off        score terms, causal mask and softmax through fused kernels
+                      compiled by LLVM's JIT (default: on for the CPU when posc
+                      is built with LLVM); off: one LibTorch operation per
+                      formula node, the path on CUDA
   --init-root DIR     where warm starts find other experiments' runs
                       (default: the parent of --out)
   --no-progress       plain progress lines even on a terminal
@@ -39,6 +44,7 @@ int runRun(const std::vector<std::string>& args) {
   std::string out, device = "cpu", init_root;
   int threads = 1;
   bool no_progress = false;
+  std::string jit_flag;
   ExperimentOptions o = parseExperimentOptions(args, [&](const std::string& flag, const auto& value) {
     if (flag == "--out") out = value();
     else if (flag == "--device") {
@@ -48,6 +54,11 @@ int runRun(const std::vector<std::string>& args) {
     } else if (flag == "--threads") threads = parseCount("--threads", value());
     else if (flag == "--init-root") init_root = value();
     else if (flag == "--no-progress") no_progress = true;
+    else if (flag == "--jit") {
+      jit_flag = value();
+      if (jit_flag != "on" && jit_flag != "off")
+        throw UsageError{fmt::format("--jit takes on or off, not '{}'", jit_flag)};
+    }
     else return false;
     return true;
   });
@@ -68,8 +79,12 @@ int runRun(const std::vector<std::string>& args) {
                            : out;
   ro.device = device;
   ro.threads = threads;
+  ro.score_jit = jit_flag.empty() ? device == "cpu" && jit::available() : jit_flag == "on";
   std::string blas = tools::blasCoreName();
-  ro.plan_text = c.planWithProvenance(kVersion, blas.empty() ? "" : "OpenBLAS " + blas + " kernels");
+  std::string numerics = blas.empty() ? "" : "OpenBLAS " + blas + " kernels; ";
+  numerics += ro.score_jit ? "score formulas: fused JIT kernels (LLVM ORC, host CPU)"
+                           : "score formulas: tensor operations";
+  ro.plan_text = c.planWithProvenance(kVersion, numerics);
   ro.source_text = c.sources.file(0).text();
   ro.version = kVersion;
   ro.init_root = init_root.empty() ? std::filesystem::path(ro.out_dir).parent_path().string() : init_root;

@@ -1,0 +1,45 @@
+// Fused score terms + causal mask + softmax on CPU, through JIT-compiled kernels.
+//
+// fusedAttentionWeights(...) computes exactly what
+//   attentionWeights(applyScoreTerms(scores, ...), softmax, null_slot)
+// computes (score_formula.h, attention.h), but in one generated function per
+// (batch, head) block (compiler/jit/kernels.h) instead of one LibTorch
+// operation per formula node, with a generated backward pass into the raw
+// scores and the score parameters. Blocks run in parallel over LibTorch's
+// intra-op threads.
+//
+// Only for CPU tensors of float32 or float64 and a build with LLVM; the
+// tensor-op lowering stays the path elsewhere (`--jit off`, CUDA).
+#pragma once
+
+#include <torch/types.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "compiler/plan/plan.h"
+
+namespace posc::model {
+
+// A score became NaN or infinite inside a fused kernel. The message names the
+// attention's score terms and their formulas; callers add the layer and step.
+struct NonFiniteScores : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// True when the fused path can take these scores: JIT built in, CPU, f32/f64.
+bool fusedAttentionSupported(const torch::Tensor& scores);
+
+// scores (B, H, Lq, Lk) raw (scaled, before terms); channels as for
+// applyScoreTerms; params one tensor per attention param (0-d or (H)).
+// Returns (B, H, Lq, Lk [+1 with a null slot]). Differentiable in scores and
+// in params that require grad. Throws NonFiniteScores when a row's scores are
+// not finite.
+torch::Tensor fusedAttentionWeights(const torch::Tensor& scores, const torch::Tensor& q_channels,
+                                    const torch::Tensor& k_channels,
+                                    const plan::AttentionPlan& attention,
+                                    plan::SoftmaxKind softmax,
+                                    const std::vector<torch::Tensor>& params);
+
+}  // namespace posc::model
