@@ -119,7 +119,6 @@ TEST_F(Golden, Asts) {
   ASSERT_GE(files.size(), 1u);
   for (const fs::path& f : files) {
     SCOPED_TRACE(f.string());
-    if (onlyAnalyses(f)) continue;  // run by `posc analyze`, no plan (tests/repl)
     posc::driver::Compilation c;
     posc::driver::CompileRequest r;
     r.path = f.string();
