@@ -40,6 +40,12 @@ dottedName
 topDecl
   : componentDecl
   | experimentDecl
+  | analysisDecl
+  ;
+
+// Kernels over distance and the analytic controls, run by `posc analyze`.
+analysisDecl
+  : ANALYSIS name=ID block
   ;
 
 componentDecl
@@ -153,6 +159,7 @@ EXTENDS    : 'extends';
 PRESET     : 'preset';
 USE        : 'use';
 PARAM      : 'param';
+ANALYSIS   : 'analysis';
 
 ID     : [a-zA-Z_] [a-zA-Z_0-9]*;
 // A '.' belongs to a number only when a digit follows, so `0..16` is a range.

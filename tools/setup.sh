@@ -11,6 +11,7 @@ packages=(
   python3                           # independent checks in tests (XML of the SVG plots)
   libonnx-dev libprotobuf-dev       # ONNX export of hand-set models (protobuf classes, checker)
   python3-onnx python3-numpy        # the independent node-by-node check of the exported graph
+  libedit-dev                       # line editing and history for `posc repl`
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -109,6 +109,14 @@ struct Component {
   std::vector<Item> body;
 };
 
+// `analysis NAME { ... }`: items are definitions (`k = 20*cos(2*pi*d/6)`)
+// and calls (`aliases(k, over = -200..200)`), run by `posc analyze`.
+struct Analysis {
+  Name name;
+  SourceRange range;
+  std::vector<Item> items;
+};
+
 struct Import {
   std::vector<Name> path;  // a.b.c
   SourceRange range;
@@ -120,6 +128,7 @@ struct File {
   std::vector<Import> imports;
   std::vector<Component> components;
   std::vector<Experiment> experiments;
+  std::vector<Analysis> analyses;
 };
 
 // One input of `posc repl` (grammar rule replLine).

@@ -145,6 +145,10 @@ std::string dump(const File& file, const SourceManager& sources) {
       for (const Section& s : p.sections) d.section(3, s);
     }
   }
+  for (const Analysis& a : file.analyses) {
+    d.line(1, fmt::format("Analysis {}  @{}", a.name.text, d.at(a.range)));
+    for (const Item& it : a.items) d.item(2, it);
+  }
   return d.out;
 }
 

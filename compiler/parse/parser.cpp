@@ -34,6 +34,13 @@ class Builder {
     for (auto* top : ctx->topDecl()) {
       if (auto* c = top->componentDecl()) f.components.push_back(component(c));
       if (auto* e = top->experimentDecl()) f.experiments.push_back(experiment(e));
+      if (auto* a = top->analysisDecl()) {
+        ast::Analysis analysis;
+        analysis.name = name(a->name);
+        analysis.range = loc_.rule(a);
+        analysis.items = items(a->block());
+        f.analyses.push_back(std::move(analysis));
+      }
     }
     return f;
   }

@@ -39,15 +39,54 @@ inline void map2(const double* __restrict a, const double* __restrict b, double*
   for (size_t i = 0; i < n; ++i) r[i] = f(a[i], b[i]);
 }
 
+constexpr size_t kLanes = 8;
+
+// r[j] = cos(theta + j delta) (or sin) for j < m: 8 values directly, then
+// each from the one 8 earlier, turned by 8 delta.
+inline void rotate(double theta, double delta, double* __restrict r, size_t m, bool sine) {
+  double c[BlockInterpreter::kBlock], s[BlockInterpreter::kBlock];
+  for (size_t j = 0; j < kLanes; ++j) {
+    const double angle = theta + static_cast<double>(j) * delta;
+    c[j] = std::cos(angle);
+    s[j] = std::sin(angle);
+  }
+  const double c8 = std::cos(kLanes * delta), s8 = std::sin(kLanes * delta);
+  for (size_t j = kLanes; j < m; j += kLanes)
+#pragma omp simd
+    for (size_t l = 0; l < kLanes; ++l) {
+      c[j + l] = c[j + l - kLanes] * c8 - s[j + l - kLanes] * s8;
+      s[j + l] = s[j + l - kLanes] * c8 + c[j + l - kLanes] * s8;
+    }
+  std::copy(sine ? s : c, (sine ? s : c) + m, r);
+}
+
+// Whether x[0..m) is x[0] + j h with h = (x[m-1] - x[0]) / (m - 1), to rounding.
+bool evenlySpaced(const double* x, size_t m) {
+  if (m < 2) return false;
+  const double h = (x[m - 1] - x[0]) / static_cast<double>(m - 1);
+  const double tolerance = 1e-12 * (std::fabs(x[0]) + std::fabs(x[m - 1]) + std::fabs(h));
+  for (size_t j = 0; j < m; ++j)
+    if (std::fabs(x[j] - (x[0] + static_cast<double>(j) * h)) > tolerance) return false;
+  return true;
+}
+
 // Runs every node over one block of m points. Cloned for AVX-512 and AVX2
 // (chosen once at load time by the CPU), so the vector math is 8 or 4 lanes
 // wide where the machine has them and 2 (SSE2) elsewhere.
 __attribute__((target_clones("avx512f", "avx2", "default")))
-void runBlock(const KernelNode* nodes, size_t count, double* scratch, size_t stride, const double* x, size_t m) {
+void runBlock(const KernelNode* nodes, const BlockInterpreter::Affine* trig, const char* unused_when_rotating,
+              size_t count, double* scratch, size_t stride, const double* x, size_t m, bool evenly_spaced) {
   auto row = [&](int i) { return scratch + static_cast<size_t>(i) * stride; };
+  const double h = m > 1 ? (x[m - 1] - x[0]) / static_cast<double>(m - 1) : 0.0;
   for (size_t i = 0; i < count; ++i) {
     const KernelNode& node = nodes[i];
     double* r = row(static_cast<int>(i));
+    const bool rotating = evenly_spaced && m > kLanes;
+    if (rotating && unused_when_rotating[i]) continue;
+    if (rotating && trig[i].affine) {
+      rotate(trig[i].slope * x[0] + trig[i].offset, trig[i].slope * h, r, m, node.op == Op::Sin);
+      continue;
+    }
     const double* a = node.a >= 0 ? row(node.a) : nullptr;
     const double* b = node.b >= 0 ? row(node.b) : nullptr;
     switch (node.op) {
@@ -100,7 +139,8 @@ void BlockInterpreter::evaluate(const double* d, double* out, size_t n) const {
       std::fill(scratch.data() + i * kBlock, scratch.data() + (i + 1) * kBlock, program_.nodes[i].value);
   for (size_t start = 0; start < n; start += kBlock) {
     const size_t m = std::min(kBlock, n - start);
-    runBlock(program_.nodes.data(), count, scratch.data(), kBlock, d + start, m);
+    runBlock(program_.nodes.data(), trig_args_.data(), unused_when_rotating_.data(), count, scratch.data(), kBlock, d + start, m,
+             evenlySpaced(d + start, m));
     const double* result = scratch.data() + (count - 1) * kBlock;
     std::copy(result, result + m, out + start);
   }

@@ -162,6 +162,58 @@ void TreeInterpreter::evaluate(const double* d, double* out, size_t n) const {
 
 BlockInterpreter::BlockInterpreter(KernelProgram program) : program_(std::move(program)) {
   if (program_.nodes.empty()) throw std::invalid_argument("empty kernel program");
+  // Which nodes are affine in d (slope * d + offset), bottom up.
+  const size_t n = program_.nodes.size();
+  std::vector<Affine> affine(n);
+  for (size_t i = 0; i < n; ++i) {
+    const KernelNode& k = program_.nodes[i];
+    auto in = [&](int x) { return affine[static_cast<size_t>(x)]; };
+    Affine& r = affine[i];
+    switch (k.op) {
+      case Op::Const: r = {true, 0, k.value}; break;
+      case Op::Distance: r = {true, 1, 0}; break;
+      case Op::Neg:
+        if (in(k.a).affine) r = {true, -in(k.a).slope, -in(k.a).offset};
+        break;
+      case Op::Add: case Op::Sub: {
+        const Affine a = in(k.a), b = in(k.b);
+        const double sign = k.op == Op::Add ? 1 : -1;
+        if (a.affine && b.affine) r = {true, a.slope + sign * b.slope, a.offset + sign * b.offset};
+        break;
+      }
+      case Op::Mul: {
+        const Affine a = in(k.a), b = in(k.b);
+        if (a.affine && b.affine && a.slope == 0) r = {true, a.offset * b.slope, a.offset * b.offset};
+        else if (a.affine && b.affine && b.slope == 0) r = {true, b.offset * a.slope, b.offset * a.offset};
+        break;
+      }
+      case Op::Div: {
+        const Affine a = in(k.a), b = in(k.b);
+        if (a.affine && b.affine && b.slope == 0 && b.offset != 0) r = {true, a.slope / b.offset, a.offset / b.offset};
+        break;
+      }
+      default: break;
+    }
+  }
+  trig_args_.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const KernelNode& k = program_.nodes[i];
+    if ((k.op == Op::Cos || k.op == Op::Sin) && affine[static_cast<size_t>(k.a)].affine &&
+        affine[static_cast<size_t>(k.a)].slope != 0)
+      trig_args_[i] = affine[static_cast<size_t>(k.a)];
+  }
+  // Nodes needed on evenly spaced blocks: the result and the operands of
+  // needed nodes, except the arguments of rotated Cos/Sin nodes.
+  std::vector<char> needed(n, 0);
+  needed[n - 1] = 1;
+  for (size_t i = n; i-- > 0;) {
+    if (!needed[i] || trig_args_[i].affine) continue;
+    const KernelNode& k = program_.nodes[i];
+    for (int x : {k.a, k.b, k.c})
+      if (x >= 0) needed[static_cast<size_t>(x)] = 1;
+  }
+  unused_when_rotating_.resize(n);
+  for (size_t i = 0; i < n; ++i) unused_when_rotating_[i] = !needed[i];
 }
 
 }  // namespace posc::analysis

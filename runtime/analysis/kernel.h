@@ -80,6 +80,15 @@ class TreeInterpreter final : public KernelEvaluator {
 
 // Runs each node over a block of kBlock points (one scratch array per node),
 // so every operation is a tight loop over contiguous doubles.
+//
+// Sweeps are usually over evenly spaced distances. When a block's distances
+// are (d0, d0 + h, d0 + 2h, ...) a cosine or sine of an affine argument
+// a d + b is computed by rotation instead of by cos/sin: the first 8 values
+// directly, then each from the one 8 points earlier by the angle-addition
+// formulas (4 multiplications and 2 additions, 8 independent lanes). Each
+// block restarts from directly computed values, so at most 31 rotations
+// accumulate rounding (measured against the tree interpreter: < 1e-9 on
+// arguments up to 3e4; see tests/analysis).
 class BlockInterpreter final : public KernelEvaluator {
  public:
   static constexpr size_t kBlock = 256;
@@ -87,8 +96,16 @@ class BlockInterpreter final : public KernelEvaluator {
   void evaluate(const double* d, double* out, size_t n) const override;
   std::string name() const override { return "block interpreter"; }
 
+  // Per node: the argument of a Cos/Sin node as slope * d + offset, when it is affine in d.
+  struct Affine {
+    bool affine = false;
+    double slope = 0, offset = 0;
+  };
+
  private:
   KernelProgram program_;
+  std::vector<Affine> trig_args_;  // per node (meaningful for Cos and Sin)
+  std::vector<char> unused_when_rotating_;  // per node: only feeds rotated Cos/Sin nodes
 };
 
 // The fastest evaluator this build has (the block interpreter until a JIT

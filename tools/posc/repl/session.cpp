@@ -8,6 +8,7 @@
 #include <set>
 
 #include "compiler/parse/parser.h"
+#include "tools/posc/repl/args.h"
 #include "runtime/analysis/figures.h"
 #include "runtime/analysis/ladder.h"
 #include "runtime/analysis/sweep.h"
@@ -21,189 +22,44 @@ namespace {
 
 using analysis::KernelProgram;
 
-// One argument of a command: positional in this order, or named.
-struct ArgSpec {
-  enum class Kind { Kernel, Range, Number, Text, Symbol } kind;
-  std::string name;
-  bool required = false;
-};
-
-struct Command {
-  std::string name;
-  std::vector<ArgSpec> args;
-  std::string usage;
-  std::string summary;
-};
-
-const std::vector<Command>& commandTable() {
+const std::vector<Signature>& commandTable() {
   using K = ArgSpec::Kind;
-  static const std::vector<Command> table = {
-      {"help", {}, ":help", "this text"},
-      {"list", {}, ":list", "the definitions of this session"},
-      {"table", {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "step"}},
+  static const std::vector<Signature> table = {
+      {":help", {}, ":help", "this text"},
+      {":list", {}, ":list", "the definitions of this session"},
+      {":table", {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "step"}},
        ":table k, -10..10 [, step = 1]", "the kernel's value at each distance"},
-      {"sweep", {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "step"}},
+      {":sweep", {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "step"}},
        ":sweep k, -2000..2000 [, step = 1]", "evaluate over a range: extremes and evaluation speed"},
-      {"aliases",
+      {":aliases",
        {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "window"}, {K::Number, "fraction"},
         {K::Number, "target"}, {K::Number, "top"}},
        ":aliases k, -2000..2000 [, window = 3, fraction = 0.5, target = 0, top = 10]",
        "peaks beyond the window around the target that reach the fraction of its score"},
-      {"windows",
+      {":windows",
        {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "width"}, {K::Number, "target"}},
        ":windows k, -2000..2000 [, width = 10, target = 0]",
        "the highest value in each window as a fraction of the target's"},
-      {"plot",
+      {":plot",
        {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "step"}, {K::Number, "width"},
         {K::Number, "height"}},
        ":plot k, -50..50 [, step = 1, width = 72, height = 16]", "plot in the terminal"},
-      {"svg", {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Text, "file", true}, {K::Number, "step"}},
+      {":svg", {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Text, "file", true}, {K::Number, "step"}},
        ":svg k, -50..50, \"k.svg\" [, step = 1]", "plot to an SVG file (and its data to a CSV beside it)"},
-      {"fit",
+      {":fit",
        {{K::Symbol, "ladder", true}, {K::Number, "terms"}, {K::Number, "base"}, {K::Number, "period"},
         {K::Number, "train"}, {K::Number, "range"}, {K::Number, "ridge"}, {K::Kernel, "target"}, {K::Symbol, "as"}},
        ":fit geometric | harmonic [, terms = 16, base = 10000, period = 4000, train = 20, range = 2000, "
        "ridge = 1e-5, target = k, as = fit]",
        "ridge-fit a frequency ladder to a target (a spike at 0 by default) on -train..train; defines the fitted kernel"},
-      {"ridge",
+      {":ridge",
        {{K::Number, "train"}, {K::Number, "range"}, {K::Number, "ridge"}, {K::Text, "csv"}},
        ":ridge [train = 20, range = 2000, ridge = 1e-5, csv = \"ridge.csv\"]",
        "the study's four-row ridge-fit table (geometric 16 and 2000 terms, harmonic 256 and 2000)"},
-      {"quit", {}, ":quit", "leave (Ctrl-D also does)"},
+      {":quit", {}, ":quit", "leave (Ctrl-D also does)"},
   };
   return table;
 }
-
-struct Kernel {
-  KernelProgram program;
-  std::string label;
-};
-
-// The arguments of one command, bound to its ArgSpecs.
-class Args {
- public:
-  Args(const Command& c, const ast::ReplLine& line, const Definitions& defs, DiagnosticEngine& diags)
-      : command_(c), line_(line), defs_(defs), diags_(diags) {}
-
-  bool bind() {
-    size_t next = 0;
-    bool named_seen = false;
-    for (const ast::Arg& a : line_.args) {
-      if (a.name.text.empty()) {
-        if (named_seen) return error(a.range, "positional arguments go before named ones");
-        if (next >= command_.args.size())
-          return error(a.range, fmt::format(":{} takes at most {} positional argument{}", command_.name,
-                                            command_.args.size(), command_.args.size() == 1 ? "" : "s"),
-                       "usage: " + command_.usage);
-        values_[command_.args[next++].name] = &a;
-        continue;
-      }
-      named_seen = true;
-      const ArgSpec* spec = find(a.name.text);
-      if (!spec) {
-        Diagnostic& d = diags_.error(a.name.range, fmt::format(":{} has no argument '{}'", command_.name, a.name.text));
-        std::vector<std::string> names;
-        for (const ArgSpec& s : command_.args) names.push_back(s.name);
-        suggest(d, a.name.text, names);
-        d.hint = "usage: " + command_.usage;
-        return false;
-      }
-      if (values_.count(spec->name)) return error(a.range, fmt::format("'{}' is given twice", spec->name));
-      values_[spec->name] = &a;
-    }
-    for (const ArgSpec& s : command_.args)
-      if (s.required && !values_.count(s.name))
-        return error(line_.range, fmt::format(":{} needs {}", command_.name, s.name), "usage: " + command_.usage);
-    return true;
-  }
-
-  bool has(const std::string& name) const { return values_.count(name) > 0; }
-
-  std::optional<Kernel> kernel(const std::string& name) {
-    const ast::Expr& e = *values_.at(name)->value;
-    if (e.kind == ast::Expr::Kind::Name) {
-      auto it = defs_.find(e.name.text);
-      if (it != defs_.end() && it->second.isKernel()) return Kernel{it->second.program, e.name.text};
-    }
-    // Any expression of d: `:plot 20*cos(2*pi*d/6), -20..20`.
-    std::optional<KernelProgram> p = lowerKernel(e, "d", defs_, diags_);
-    if (!p) return std::nullopt;
-    return Kernel{std::move(*p), ast::dumpExpr(e)};
-  }
-
-  std::optional<std::pair<double, double>> range(const std::string& name) {
-    const ast::Expr& e = *values_.at(name)->value;
-    if (e.kind != ast::Expr::Kind::Range) {
-      error(e.range, "expected a range of distances", "write it as lo..hi, for example -50..50");
-      return std::nullopt;
-    }
-    auto lo = lowerConstant(*e.lhs, defs_, diags_);
-    auto hi = lowerConstant(*e.rhs, defs_, diags_);
-    if (!lo || !hi) return std::nullopt;
-    if (*hi < *lo) {
-      error(e.range, fmt::format("the range {:g}..{:g} is empty", *lo, *hi), "the lower end comes first");
-      return std::nullopt;
-    }
-    return std::make_pair(*lo, *hi);
-  }
-
-  // A number argument, `fallback` when absent; checks lo <= value (and integrality).
-  std::optional<double> number(const std::string& name, double fallback, double lo = -HUGE_VAL, bool integer = false,
-                               double hi = HUGE_VAL) {
-    if (!has(name)) return fallback;
-    const ast::Expr& e = *values_.at(name)->value;
-    auto v = lowerConstant(e, defs_, diags_);
-    if (!v) return std::nullopt;
-    if (!(*v >= lo && *v <= hi) || (integer && *v != std::floor(*v))) {
-      std::string want = integer ? "a whole number" : "a number";
-      if (lo > -HUGE_VAL && hi < HUGE_VAL) want += fmt::format(" in {:g}..{:g}", lo, hi);
-      else if (lo > -HUGE_VAL) want += fmt::format(" of at least {:g}", lo);
-      error(e.range, fmt::format("'{}' must be {}, not {:g}", name, want, *v));
-      return std::nullopt;
-    }
-    return v;
-  }
-
-  std::optional<std::string> text(const std::string& name) {
-    const ast::Expr& e = *values_.at(name)->value;
-    if (e.kind != ast::Expr::Kind::String) {
-      error(e.range, fmt::format("'{}' must be text in double quotes", name));
-      return std::nullopt;
-    }
-    return e.text;
-  }
-
-  std::optional<std::string> symbol(const std::string& name, const std::vector<std::string>& allowed) {
-    const ast::Expr& e = *values_.at(name)->value;
-    if (e.kind != ast::Expr::Kind::Name || (!allowed.empty() && std::find(allowed.begin(), allowed.end(), e.name.text) == allowed.end())) {
-      Diagnostic& d = diags_.error(e.range, fmt::format("'{}' must be {}", name, allowed.empty() ? "a name" : "one of: " + fmt::format("{}", fmt::join(allowed, ", "))));
-      if (e.kind == ast::Expr::Kind::Name) suggest(d, e.name.text, allowed);
-      return std::nullopt;
-    }
-    return e.name.text;
-  }
-
-  SourceRange rangeOf(const std::string& name) const { return values_.at(name)->range; }
-
-  bool error(SourceRange r, std::string message, std::string hint = {}) {
-    Diagnostic& d = diags_.error(r, std::move(message));
-    d.hint = std::move(hint);
-    return false;
-  }
-
- private:
-  const ArgSpec* find(const std::string& name) const {
-    for (const ArgSpec& s : command_.args)
-      if (s.name == name) return &s;
-    return nullptr;
-  }
-
-  const Command& command_;
-  const ast::ReplLine& line_;
-  const Definitions& defs_;
-  DiagnosticEngine& diags_;
-  std::map<std::string, const ast::Arg*> values_;
-};
 
 std::string number(double v) { return plot::formatNumber(v, 6); }
 
@@ -335,20 +191,20 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
 
   // A command.
   const std::string& name = line->name.text;
-  const Command* command = nullptr;
-  for (const Command& c : commandTable())
-    if (c.name == name || (name == "q" && c.name == "quit") || (name == "h" && c.name == "help")) command = &c;
+  const Signature* command = nullptr;
+  for (const Signature& c : commandTable())
+    if (c.name == ":" + name || (name == "q" && c.name == ":quit") || (name == "h" && c.name == ":help")) command = &c;
   if (!command) {
     Diagnostic& d = diags.error(line->name.range, fmt::format("unknown command ':{}'", name));
     std::vector<std::string> names;
-    for (const Command& c : commandTable()) names.push_back(c.name);
+    for (const Signature& c : commandTable()) names.push_back(c.name.substr(1));
     suggest(d, name, names);
     d.hint = ":help lists the commands";
     return finish();
   }
-  Args args(*command, *line, defs_, diags);
+  Args args(*command, line->args, line->range, defs_, diags);
   if (!args.bind()) return finish();
-  const std::string& c = command->name;
+  const std::string c = command->name.substr(1);
 
   if (c == "help") {
     reply.text = help();
@@ -365,7 +221,7 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
     auto train = args.number("train", 20, 1, true, 1e6);
     auto range = args.number("range", 2000, 2, true, 1e7);
     auto ridge = args.number("ridge", 1e-5, 0);
-    std::optional<Kernel> target;
+    std::optional<KernelArg> target;
     if (args.has("target")) target = args.kernel("target");
     std::string as = "fit";
     if (args.has("as")) {
@@ -454,7 +310,7 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
     }
   } else {
     // Commands over a kernel and a range of distances.
-    std::optional<Kernel> k = args.kernel("kernel");
+    std::optional<KernelArg> k = args.kernel("kernel");
     auto over = args.range("over");
     auto step = args.number("step", 1, 1e-9);
     if (!k || !over || !step) return finish();
