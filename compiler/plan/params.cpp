@@ -71,7 +71,7 @@ std::string renderParameterCounts(const ParameterCounts& c) {
   out += fmt::format("  dense                  {:>6}  every entry of every written tensor\n", c.dense);
   out += fmt::format("  nonzero                {:>6}  zeros are not parameters\n", c.nonzero);
   out += fmt::format("  excluding identities   {:>6}  tensors that only route dimensions left out\n", c.no_identity);
-  out += fmt::format("  unique after tying     {:>6}  nonzero, a shared name counted once (leaderboard rule)\n", c.unique);
+  out += fmt::format("  unique after tying     {:>6}  nonzero, a shared name counted once (the leaderboard's tying)\n", c.unique);
   out += fmt::format("  ALiBi slopes           {:>6}  fixed positional encoding, not counted\n", c.alibi_slopes);
   out += "tensors (dense / nonzero)\n";
   for (const TensorCount& t : c.tensors) {

@@ -8,8 +8,12 @@
 //               their non-zero entries are exactly 1, at most one per row and
 //               per column (an identity, or an identity with rows or columns
 //               left out)
-//   unique      the leaderboard's rule: nonzero, with every value written as
-//               one shared name counted once however often it is used
+//   unique      the leaderboard's tying rule (a tied value counts once, fixed
+//               positional encodings not at all) applied to the non-zero
+//               entries: every value written as one shared name counts once
+//               however often it is used. (The leaderboard counts the entries
+//               of its models' parameter tensors; zeros written by omission
+//               are not parameters here, as in the study.)
 // ALiBi slopes are a fixed positional encoding and count under no rule; they
 // are reported on their own. Free of LibTorch, like the rest of the plan.
 #pragma once

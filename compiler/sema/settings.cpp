@@ -326,10 +326,10 @@ void checkSettings(SourceRange at, SettingsContext& ctx) {
     ctx.diags.error(where("task.train_min_digits"), fmt::format("train_min_digits ({}) is larger than train_max_digits ({})",
                                     p.task.train_min_digits, p.task.train_max_digits));
   if (p.eval.protocol == plan::EvalProtocol::AdderBoard &&
-      (p.task.operands != 2 || p.task.digits_per_token != 1 || p.task.order != plan::DigitOrder::Padded ||
-       p.task.train_max_digits != 10)) {
-    Diagnostic& d = ctx.diags.error(where("eval.protocol"), "the adderboard protocol is two 10-digit operands, one digit per token, zero-padded");
-    d.hint = "set task.operands = 2, digits_per_token = 1, order = padded, train_max_digits = 10";
+      (p.task.operands != 2 || p.task.digits_per_token != 1 ||
+       (p.task.order == plan::DigitOrder::Padded && p.task.train_max_digits != 10))) {
+    Diagnostic& d = ctx.diags.error(where("eval.protocol"), "the adderboard protocol is two operands of up to 10 digits, one digit per token");
+    d.hint = "set task.operands = 2 and digits_per_token = 1; in padded order also train_max_digits = 10 (the padded width)";
   }
   if (p.train.warmup > p.train.steps && p.train.steps > 0)
     ctx.diags.warning(where("train.warmup"), fmt::format("warm-up ({} steps) is longer than training ({} steps)", p.train.warmup, p.train.steps));
@@ -347,6 +347,10 @@ void checkHandsetSettings(SourceRange at, SettingsContext& ctx) {
   }
   p.model.precision = plan::Precision::F64;
   if (!p.handset) return;
+  if (p.eval.protocol == plan::EvalProtocol::AdderBoard && p.task.order != plan::DigitOrder::Padded) {
+    Diagnostic& d = ctx.diags.error(where("eval.protocol"), "a hand-set model is scored on the adderboard cases as 11 zero-padded answer digits, most significant first");
+    d.hint = "set task.order = padded";
+  }
   const bool has_mlp = std::any_of(p.handset->layers.begin(), p.handset->layers.end(),
                                    [](const plan::HandsetLayer& l) { return l.mlp_hidden > 0; });
   if (has_mlp && ctx.written.count("model.mlp") && p.model.mlp != plan::MlpKind::Reglu) {
@@ -356,7 +360,8 @@ void checkHandsetSettings(SourceRange at, SettingsContext& ctx) {
   p.model.mlp = plan::MlpKind::Reglu;
   const int layers = static_cast<int>(p.handset->layers.size());
   if (ctx.written.count("model.layers") && p.model.layers != layers)
-    ctx.diags.error(where("model.layers"), fmt::format("model.layers is {}, but {} layer sections are written", p.model.layers, layers));
+    ctx.diags.error(where("model.layers"), fmt::format("model.layers is {}, but {} layer section{} written", p.model.layers, layers,
+                                                       layers == 1 ? " is" : "s are"));
   p.model.layers = layers;
 }
 

@@ -13,8 +13,9 @@ const char* kParamsHelp = R"(usage: posc params FILE [options]
 
 Counts the parameters of a hand-set model (weights written in the file) under
 each rule: dense, non-zero, excluding tensors that only route dimensions
-(identities), and unique after tying (the leaderboard's rule). ALiBi slopes are
-a fixed positional encoding and are reported without being counted.
+(identities), and unique after tying (the leaderboard's tying rule, applied to
+the non-zero entries). ALiBi slopes are a fixed positional encoding and are
+reported without being counted.
 
 options:
   --experiment NAME   the experiment to use (default: the last one in FILE)
