@@ -10,6 +10,7 @@
 #include "compiler/parse/parser.h"
 #include "compiler/sema/attention.h"
 #include "compiler/sema/evaluate.h"
+#include "compiler/sema/probes.h"
 #include "compiler/sema/settings.h"
 
 namespace posc::sema {
@@ -22,6 +23,7 @@ struct Assembler {
   DiagnosticEngine& diags;
   plan::ExperimentPlan plan;
   std::vector<const ast::Item*> attention;
+  std::vector<const ast::Item*> probes;  // in application order; see sema/probes.h
   std::map<std::string, SourceRange> written;  // "model.width" -> its value, for every setting given
   std::vector<std::string> experiment_names;
 
@@ -34,13 +36,18 @@ struct Assembler {
       for (const ast::Item& it : s.items) attention.push_back(&it);
       return;
     }
+    if (name == "probes") {
+      for (const ast::Item& it : s.items) probes.push_back(&it);
+      return;
+    }
     const auto& sections = settingSections();
     if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
       Diagnostic& d = diags.error(s.name.range, fmt::format("unknown section '{}'", name));
       std::vector<std::string> names = sections;
       names.push_back("attention");
+      names.push_back("probes");
       suggest(d, name, names);
-      d.hint = "an experiment has task, model, attention, train and eval sections, and presets";
+      d.hint = "an experiment has task, model, attention, train, eval and probes sections, and presets";
       return;
     }
     if (s.append) diags.error(s.name.range, fmt::format("only attention can be extended with '+='; write '{} {{ ... }}'", name));
@@ -100,7 +107,7 @@ struct Assembler {
 std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, const ExperimentRequest& request,
                                                       SourceManager& sources, DiagnosticEngine& diags) {
   int errors_before = diags.errorCount();
-  Assembler a{program, sources, diags, {}, {}, {}, {}};
+  Assembler a{program, sources, diags, {}, {}, {}, {}, {}};
   for (const auto& [n, _] : program.experiments) a.experiment_names.push_back(n);
 
   // 1. Which experiment.
@@ -175,6 +182,7 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
   checkSettings(target->name.range, ctx);
   if (diags.errorCount() > errors_before) return std::nullopt;
   buildAttention(a.attention, program, a.plan, sources, diags);
+  buildProbes(a.probes, a.plan, diags);
   if (a.plan.train.init_from && *a.plan.train.init_from == target->name.text) {
     Diagnostic& d = diags.error(target->name.range, fmt::format("experiment '{}' warm-starts from itself", target->name.text));
     d.hint = "init_from names the experiment whose final checkpoint to continue from";
