@@ -9,6 +9,7 @@ packages=(
   libtorch-dev libopenblas0-pthread # LibTorch (CPU) and a fast BLAS under it
   libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3                           # independent checks in tests (XML of the SVG plots)
+  chromium                          # headless rendering of report.html in the report test (screenshot)
 )
 missing=()
 for p in "${packages[@]}"; do

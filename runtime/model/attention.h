@@ -44,6 +44,9 @@ struct AttentionInputs {
   // When non-null: receive weights (B, H, Lq, Lk) and post-term scores.
   torch::Tensor* trace_weights = nullptr;
   torch::Tensor* trace_scores = nullptr;
+  // When non-null: receive q and k (B, H, L, head_dim) before rotation.
+  torch::Tensor* trace_queries = nullptr;
+  torch::Tensor* trace_keys = nullptr;
 };
 
 class AttentionImpl : public torch::nn::Module {
