@@ -50,6 +50,9 @@ ProbeResult runBands(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
       fmt::format("mid pairs ({}-{})", plot::formatNumber(probe.fast_period), plot::formatNumber(probe.slow_period)),
       fmt::format("slow pairs (period > {})", plot::formatNumber(probe.slow_period)),
       "row pairs", "unrotated pairs", "score terms", "total"};
+  const std::vector<std::string> short_labels = {
+      fmt::format("fast < {}", plot::formatNumber(probe.fast_period)), "mid",
+      fmt::format("slow > {}", plot::formatNumber(probe.slow_period)), "row", "unrotated", "score terms", "total"};
 
   for (size_t s = 0; s < models.size(); ++s) {
     models[s].model->eval();
@@ -117,7 +120,7 @@ ProbeResult runBands(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
       c.y_label = "contribution to the score";
       for (size_t row = 0; row < labels.size(); ++row) {
         plot::Series ser;
-        ser.name = labels[row];
+        ser.name = short_labels[row];
         for (size_t li = 0; li < probe.lengths.size(); ++li) {
           const BandSplit& bs = per_length[li][1];
           const double v[] = {bs.fast, bs.mid, bs.slow, bs.row, bs.unrotated, bs.terms, bs.total};

@@ -55,7 +55,7 @@ ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& 
     double far_score = 0;
     auto maxima = windowMaxima(offsets, scores, probe.window);
     plot::Series tops;
-    tops.name = fmt::format("seed {}: highest score per {} columns", models[s].seed, probe.window);
+    tops.name = fmt::format("window max, seed {}", models[s].seed);
     tops.style = plot::Style::Points;
     for (const auto& [w0, best] : maxima) {
       windows.addRow({std::to_string(models[s].seed), std::to_string(w0), std::to_string(w0 + probe.window - 1),
@@ -83,7 +83,7 @@ ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& 
         std::isfinite(far) ? plot::formatNumber(target - far_score, 3) : "none", plot::formatNumber(near, 3)));
     if (s == 0) {
       plot::Series line;
-      line.name = fmt::format("seed {}: score / target score", models[s].seed);
+      line.name = fmt::format("score, seed {}", models[s].seed);
       line.style = plot::Style::Line;
       for (size_t i = 0; i < offsets.size(); ++i) {
         line.x.push_back(static_cast<double>(offsets[i]));
@@ -99,7 +99,7 @@ ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& 
   plot::Chart& c = r.chart;
   c.title = fmt::format("{}: kernel of the lookup head (answer place {}, {} digits)", plan.name, probe.place, probe.length);
   c.x_label = "key column offset from the target";
-  c.y_label = "score / target score";
+  c.y_label = fmt::format("score / target score (window max per {} columns)", probe.window);
   c.rules.push_back({1.0, false, "target"});
   c.rules.push_back({0.0, false, ""});
   return r;

@@ -23,7 +23,7 @@ std::vector<int> carryChains(const task::Sequence& s, int operands, int digits_p
       max_col = std::max(max_col, cols[i]);
     }
   const int64_t base = static_cast<int64_t>(std::llround(std::pow(10.0, digits_per_token)));
-  std::vector<int> chain(static_cast<size_t>(max_col + 2), 0);
+  std::vector<int> chain(static_cast<size_t>(max_col + 1), 0);  // places 1 .. max_col + 1
   int64_t carry = 0;
   int run = 0;
   for (int64_t c = 1; c <= max_col + 1; ++c) {

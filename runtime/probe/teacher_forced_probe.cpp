@@ -110,14 +110,14 @@ ProbeResult runTeacherForced(const plan::ProbePlan& probe, const plan::Experimen
       plot::Chart& c = r.chart;
       c.title = fmt::format("{}: teacher-forced errors by answer place, seed {}", plan.name, seed);
       c.x_label = "answer place (units = 1)";
-      c.y_label = "fraction";
+      c.y_label = "wrong fraction; separator share of the lookup heads";
       c.y_min = 0;
       c.y_max = 1;
       plot::Series err;
-      err.name = "wrong decisions / decisions";
+      err.name = "wrong / decisions";
       err.style = plot::Style::Bars;
       plot::Series share;
-      share.name = "separator share of the main lookup heads";
+      share.name = "separator share";
       share.style = plot::Style::Line;
       for (const auto& [place, ps] : map.by_place) {
         err.x.push_back(place);
