@@ -45,7 +45,7 @@ const std::vector<KindInfo>& kinds() {
         {"step", "int >= 1", "step of a range of lengths (default 1)"},
         {"problems", "int >= 1", "problems per length (default 10)"},
         {"seed", "int >= 0", "seed of the probe's problems (default: task.test_seed)"}}},
-      {ProbeKind::Kernel, "a real query and its real target key; only the key's column is swept",
+      {ProbeKind::Kernel, "a real query and its real target key; the key alone moves along its row, column by column",
        {{"place", "int >= 1", "answer place (units = 1) whose decision is the query (default: half the training length)"},
         {"operand", "int >= 0", "the target is this operand's digit in the answer place's column (default 0)"},
         {"length", "int >= 1", "operand length of the problem (default: the training length)"},

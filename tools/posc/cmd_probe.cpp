@@ -104,7 +104,7 @@ int runProbe(const std::vector<std::string>& args) {
   }
 }
 
-const CommandRegistration reg{{"probe", "posc probe FILE --from RUN_DIR [options]",
+const CommandRegistration reg{{"probe", "posc probe FILE --from RUN_DIR",
                                "run the declared probes on a finished run's checkpoints", 40, true, runProbe}};
 
 }  // namespace
