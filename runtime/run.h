@@ -10,6 +10,8 @@
 //   <out>/accuracy.csv      seed,digits,correct,total,accuracy
 //   <out>/seed<N>/checkpoint_<step>.pt, <out>/seed<N>/final.pt
 //   <out>/summary.md        the per-length accuracy table printed at the end
+//   <out>/probes/<name>.{csv,md,svg}  the declared probes, run after the last seed
+//                           (runtime/probe); `posc report` adds report.md / report.html
 //
 // Every file is written to a temporary name and renamed, so an interrupted run
 // never leaves a half-written file behind.

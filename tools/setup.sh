@@ -12,6 +12,7 @@ packages=(
   libonnx-dev libprotobuf-dev       # ONNX export of hand-set models (protobuf classes, checker)
   python3-onnx python3-numpy        # the independent node-by-node check of the exported graph
   libedit-dev                       # line editing and history for `posc repl`
+  chromium                          # headless rendering of report.html in the report test (screenshot)
 )
 missing=()
 for p in "${packages[@]}"; do

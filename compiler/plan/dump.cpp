@@ -10,6 +10,17 @@ namespace {
 
 std::string num(double v) { return fmt::format("{:g}", v); }
 
+std::string intList(const std::vector<int>& xs) {
+  std::string out;
+  for (int x : xs) out += (out.empty() ? "" : " ") + std::to_string(x);
+  return "[" + out + "]";
+}
+
+std::string headChoice(const HeadChoice& h) {
+  return fmt::format("layer {}, head {}", h.layer < 0 ? "auto" : std::to_string(h.layer),
+                     h.head < 0 ? "auto" : std::to_string(h.head));
+}
+
 std::string kinds(KindSet s) {
   if (s.empty()) return "none";
   std::string out;
@@ -117,6 +128,34 @@ std::string render(const Formula& f, const AttentionPlan& attention, int i, int 
 }
 
 }  // namespace
+
+std::string describeProbe(const ProbePlan& pr) {
+  switch (pr.kind) {
+    case ProbeKind::Reach:
+      return fmt::format("reach: accuracy at {} digits, {} problems each (problem seed {}); reach = longest length "
+                         "up to which every length is >= {}",
+                         intList(pr.lengths), pr.problems, pr.problem_seed, num(pr.threshold));
+    case ProbeKind::SinkShare:
+      return fmt::format("sink_share: attention on separator keys per layer, head and answer place at {} digits, "
+                         "{} problems each (problem seed {})",
+                         intList(pr.lengths), pr.problems, pr.problem_seed);
+    case ProbeKind::Kernel:
+      return fmt::format("kernel: decision for answer place {} at {} digits, target operand {} in the same column; "
+                         "key column swept over offsets {}..{}, maxima per {} columns, far from {}; {} (problem seed {})",
+                         pr.place, pr.length, pr.operand, pr.sweep_begin, pr.sweep_end, pr.window, pr.far,
+                         headChoice(pr.head), pr.problem_seed);
+    case ProbeKind::Bands:
+      return fmt::format("bands: decision for answer place {} at {} digits, target operand {}; pairs fast < {} <= mid "
+                         "<= {} < slow columns; {}, {} problems each (problem seed {})",
+                         pr.place, intList(pr.lengths), pr.operand, num(pr.fast_period), num(pr.slow_period),
+                         headChoice(pr.head), pr.problems, pr.problem_seed);
+    case ProbeKind::TeacherForced:
+      return fmt::format("teacher_forced: every decision of {} problems at {} digits (problem seed {}); separator "
+                         "share of the {} main lookup heads",
+                         pr.problems, pr.length, pr.problem_seed, pr.lookup_heads);
+  }
+  return "?";
+}
 
 std::string renderFormula(const Formula& f, const AttentionPlan& attention) {
   if (f.nodes.empty()) return "s";
@@ -293,6 +332,10 @@ std::string dumpPlan(const ExperimentPlan& p) {
     }
     line(fmt::format("  published exact match (%) by digits: {}{}", figures,
                      p.eval.published_source.empty() ? "" : "  [" + p.eval.published_source + "]"));
+  }
+  if (!p.probes.empty()) {
+    line("probes");
+    for (const ProbePlan& pr : p.probes) line("  " + describeProbe(pr));
   }
   return o;
 }

@@ -21,4 +21,15 @@ const char* tokenKindName(TokenKind k) {
   return "?";
 }
 
+const char* probeKindName(ProbeKind k) {
+  switch (k) {
+    case ProbeKind::Reach: return "reach";
+    case ProbeKind::SinkShare: return "sink_share";
+    case ProbeKind::Kernel: return "kernel";
+    case ProbeKind::Bands: return "bands";
+    case ProbeKind::TeacherForced: return "teacher_forced";
+  }
+  return "?";
+}
+
 }  // namespace posc::plan

@@ -277,6 +277,43 @@ struct HandsetModel {
   WeightTensor unembed;        // (vocab, final width) when not identity
   std::vector<SharedValue> shared;
   int finalWidth() const { return layers.empty() ? embed_width : layers.back().width; }
+// Probes: measurements on trained checkpoints, without retraining. Declared in
+// a `probes { ... }` section (one call per probe), run after training and by
+// `posc probe FILE --from RUN_DIR`. Each writes <run>/probes/<name>.{csv,md,svg}.
+// One struct for every kind; each kind reads only the fields listed for it.
+enum class ProbeKind : uint8_t {
+  Reach,          // accuracy against length on a grid; the longest length at or above a threshold
+  SinkShare,      // attention mass on separator keys per layer, head, answer place and length
+  Kernel,         // score of a real query on its real target key, the key's column swept
+  Bands,          // a head's score on target, strongest alias and sink split by rotation-pair period
+  TeacherForced,  // every decision of N problems scored on its own; errors by place and carry chain
+};
+const char* probeKindName(ProbeKind k);
+
+// A (layer, head) choice; -1 means "chosen by the probe" (the head that puts
+// the most attention on the target key at the training lengths).
+struct HeadChoice {
+  int layer = -1;
+  int head = -1;
+};
+
+struct ProbePlan {
+  ProbeKind kind = ProbeKind::Reach;
+  std::string name;              // output file stem, the kind's name in the source
+  std::vector<int> lengths;      // Reach, SinkShare, Bands: operand lengths in digits
+  int length = 0;                // Kernel, TeacherForced: operand length in digits
+  int problems = 0;              // problems per length
+  uint64_t problem_seed = 0;     // the probe's problems depend only on this and the length
+  double threshold = 0.9;        // Reach: accuracy (0..1) the reach must keep
+  int place = 1;                 // Kernel, Bands: answer place (units = 1) whose decision is probed
+  int operand = 0;               // Kernel, Bands: the target is this operand's digit in the same column
+  int sweep_begin = 0, sweep_end = 0;  // Kernel: key column offsets [begin, end) from the target
+  int window = 10;               // Kernel: window width (columns) of the windowed maxima
+  int far = 100;                 // Kernel: windows at |offset| >= far are "far"
+  double fast_period = 20;       // Bands: period (columns) below which a pair is "fast"
+  double slow_period = 200;      // Bands: period above which a pair is "slow"
+  HeadChoice head;               // Kernel, Bands
+  int lookup_heads = 2;          // TeacherForced: how many main lookup heads to report
 };
 
 // ---------------------------------------------------------------------------
@@ -291,10 +328,13 @@ struct ExperimentPlan {
   TrainPlan train;
   EvalPlan eval;
   std::optional<HandsetModel> handset;  // present: weights are written, nothing is trained
+  std::vector<ProbePlan> probes;  // in declaration order
 };
 
 // Stable, human-readable text used by `posc emit plan` and golden tests.
 std::string dumpPlan(const ExperimentPlan& plan);
 std::string renderFormula(const Formula& f, const AttentionPlan& attention);
+// One line describing a probe and its settings (plan dumps, report pages).
+std::string describeProbe(const ProbePlan& probe);
 
 }  // namespace posc::plan

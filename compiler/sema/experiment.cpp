@@ -11,6 +11,7 @@
 #include "compiler/sema/attention.h"
 #include "compiler/sema/evaluate.h"
 #include "compiler/sema/handset.h"
+#include "compiler/sema/probes.h"
 #include "compiler/sema/settings.h"
 
 namespace posc::sema {
@@ -25,6 +26,7 @@ struct Assembler {
   std::vector<const ast::Item*> attention;
   std::vector<const ast::Section*> handset;  // shared/embed/layer/unembed, of the last experiment that has them
   bool in_preset = false;
+  std::vector<const ast::Item*> probes;  // in application order; see sema/probes.h
   std::map<std::string, SourceRange> written;  // "model.width" -> its value, for every setting given
   std::vector<std::string> experiment_names;
 
@@ -42,13 +44,17 @@ struct Assembler {
       else handset.push_back(&s);
       return;
     }
+    if (name == "probes") {
+      for (const ast::Item& it : s.items) probes.push_back(&it);
+      return;
+    }
     const auto& sections = settingSections();
     if (std::find(sections.begin(), sections.end(), name) == sections.end()) {
       Diagnostic& d = diags.error(s.name.range, fmt::format("unknown section '{}'", name));
       std::vector<std::string> names = sections;
-      names.insert(names.end(), {"attention", "shared", "embed", "layer", "unembed"});
+      names.insert(names.end(), {"attention", "probes", "shared", "embed", "layer", "unembed"});
       suggest(d, name, names);
-      d.hint = "an experiment has task, model, attention, train and eval sections, and presets; a hand-set model also shared, embed, layer and unembed";
+      d.hint = "an experiment has task, model, attention, train, eval and probes sections, and presets; a hand-set model also shared, embed, layer and unembed";
       return;
     }
     if (s.append) diags.error(s.name.range, fmt::format("only attention can be extended with '+='; write '{} {{ ... }}'", name));
@@ -108,7 +114,7 @@ struct Assembler {
 std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, const ExperimentRequest& request,
                                                       SourceManager& sources, DiagnosticEngine& diags) {
   int errors_before = diags.errorCount();
-  Assembler a{program, sources, diags, {}, {}, {}, false, {}, {}};
+  Assembler a{program, sources, diags, {}, {}, {}, false, {}, {}, {}};
   for (const auto& [n, _] : program.experiments) a.experiment_names.push_back(n);
 
   // 1. Which experiment.
@@ -193,6 +199,7 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
     buildHandset(a.handset, target->name.range, a.plan, diags);
     checkHandsetSettings(target->name.range, ctx);
   }
+  buildProbes(a.probes, a.plan, diags);
   if (a.plan.train.init_from && *a.plan.train.init_from == target->name.text) {
     Diagnostic& d = diags.error(target->name.range, fmt::format("experiment '{}' warm-starts from itself", target->name.text));
     d.hint = "init_from names the experiment whose final checkpoint to continue from";

@@ -47,6 +47,8 @@ AttentionImpl::AttentionImpl(const plan::ModelPlan& model, const plan::Attention
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInputs& in) {
   const int64_t B = x.size(0), L = x.size(1), H = heads_, D = head_dim_;
   auto parts = qkv->forward(x).reshape({B, L, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, L, D)
+  if (in.trace_queries) *in.trace_queries = parts[0].detach();
+  if (in.trace_keys) *in.trace_keys = parts[1].detach();
   auto q = applyRotary(parts[0], *in.positional);
   auto k = applyKeyZeroing(applyRotary(parts[1], *in.positional), *in.positional);
   auto v = parts[2];

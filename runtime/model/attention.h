@@ -49,6 +49,9 @@ struct AttentionInputs {
   // traced; otherwise the tensor-op lowering.
   bool score_jit = false;
   int layer = 0;  // for error messages
+  // When non-null: receive q and k (B, H, L, head_dim) before rotation.
+  torch::Tensor* trace_queries = nullptr;
+  torch::Tensor* trace_keys = nullptr;
 };
 
 class AttentionImpl : public torch::nn::Module {

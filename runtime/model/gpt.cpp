@@ -127,6 +127,8 @@ GptImpl::GptImpl(const plan::ExperimentPlan& plan, int64_t vocab_size)
 
 const plan::ExperimentPlan& GptImpl::plan() const { return state_->plan; }
 
+const std::vector<torch::Tensor>& GptImpl::scoreParams() const { return state_->score_params; }
+
 int64_t GptImpl::parameterCount() const {
   int64_t n = 0;
   for (const auto& p : parameters())
@@ -175,6 +177,8 @@ torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
   if (trace) {
     trace->weights.assign(st.blocks.size(), torch::Tensor());
     trace->scores.assign(st.blocks.size(), torch::Tensor());
+    trace->queries.assign(st.blocks.size(), torch::Tensor());
+    trace->keys.assign(st.blocks.size(), torch::Tensor());
   }
   for (size_t l = 0; l < st.blocks.size(); ++l) {
     if (cache) {
@@ -184,6 +188,8 @@ torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
     if (trace) {
       in.trace_weights = &trace->weights[l];
       in.trace_scores = &trace->scores[l];
+      in.trace_queries = &trace->queries[l];
+      in.trace_keys = &trace->keys[l];
     }
     in.layer = static_cast<int>(l);
     h = st.blocks[l]->forward(h, in);

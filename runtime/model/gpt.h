@@ -36,7 +36,9 @@ class GptImpl;
 // Attention weights of one forward pass, for probes: per layer (B, H, Lq, Lk).
 struct AttentionTrace {
   std::vector<torch::Tensor> weights;
-  std::vector<torch::Tensor> scores;  // after score terms, before mask
+  std::vector<torch::Tensor> scores;   // after score terms, before mask
+  std::vector<torch::Tensor> queries;  // (B, H, L, head_dim) before rotation
+  std::vector<torch::Tensor> keys;     // (B, H, L, head_dim) before rotation and key zeroing
 };
 
 class GptImpl : public torch::nn::Module {
@@ -60,6 +62,9 @@ class GptImpl : public torch::nn::Module {
   bool scoreJit() const;
 
   const plan::ExperimentPlan& plan() const;
+  // The score-term parameters (one per plan.attention.params entry), for
+  // probes that apply the model's score terms to scores they build.
+  const std::vector<torch::Tensor>& scoreParams() const;
   int64_t parameterCount() const;
 
  private:

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "runtime/eval/greedy.h"
+#include "runtime/probe/probe.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/results/tables.h"
 #include "compiler/jit/kernels.h"
@@ -107,6 +108,7 @@ int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options) {
   results::JsonLinesLog metrics(out_dir / "metrics.jsonl");
   std::vector<results::LengthAccuracy> records;
   double tokens = 0, seconds = 0;
+  std::vector<probe::SeedModel> trained;  // for the declared probes
   for (uint64_t seed : plan.train.seeds) {
     const fs::path seed_dir = out_dir / fmt::format("seed{}", seed);
     createFolder(seed_dir);
@@ -158,13 +160,21 @@ int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options) {
 
     writeOrFail(out_dir / "accuracy.csv", results::accuracyCsv(records));
     writeOrFail(out_dir / "summary.md", results::summaryMarkdown(plan.name, records, plan.eval));
+    if (!plan.probes.empty()) trained.push_back({seed, model});
   }
 
   if (seconds > 0) std::fprintf(stderr, "training throughput: %.0f tokens/s\n", tokens / seconds);
   std::fputs(results::renderMarkdown(results::accuracySummaryTable(records, plan.eval.published)).c_str(), stdout);
   std::fflush(stdout);
-  std::fprintf(stderr, "results in %s (plan.txt, metrics.jsonl, accuracy.csv, summary.md, seed*/final.pt)\n",
-               out_dir.string().c_str());
+  if (!plan.probes.empty()) {
+    try {
+      probe::runAndWriteProbes(plan, trained, out_dir);
+    } catch (const std::runtime_error& e) {
+      throw UserError(fmt::format("probes: {}", e.what()));
+    }
+  }
+  std::fprintf(stderr, "results in %s (plan.txt, metrics.jsonl, accuracy.csv, summary.md, seed*/final.pt%s)\n",
+               out_dir.string().c_str(), plan.probes.empty() ? "" : ", probes/");
   return 0;
 }
 

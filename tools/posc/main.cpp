@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/sema/probes.h"
 #include "compiler/sema/settings.h"
 #include "tools/posc/blas_kernels.h"
 #include "tools/posc/cli.h"
@@ -27,6 +28,10 @@ int main(int argc, char** argv) {
     if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
       if (args.size() >= 2 && args[1] == "settings") {
         std::fputs(posc::sema::describeSettings().c_str(), stdout);
+        return 0;
+      }
+      if (args.size() >= 2 && args[1] == "probes") {
+        std::fputs(posc::sema::describeProbeArguments().c_str(), stdout);
         return 0;
       }
       std::fputs(usage().c_str(), stdout);

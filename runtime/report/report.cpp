@@ -1,0 +1,253 @@
+// The run report: see report.h.
+#include "runtime/report/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "runtime/plot/table.h"
+#include "runtime/results/atomic_file.h"
+
+namespace posc::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::string> readText(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Inline Markdown: `code`, ![alt](src), [text](href); everything else escaped.
+std::string inlineHtml(const std::string& s,
+                       const std::function<std::optional<std::string>(const std::string&)>& image) {
+  std::string out;
+  size_t i = 0;
+  while (i < s.size()) {
+    if (s[i] == '`') {
+      size_t j = s.find('`', i + 1);
+      if (j != std::string::npos) {
+        out += "<code>" + plot::xmlEscape(s.substr(i + 1, j - i - 1)) + "</code>";
+        i = j + 1;
+        continue;
+      }
+    }
+    const bool img = s.compare(i, 2, "![") == 0;
+    if (img || s[i] == '[') {
+      size_t close = s.find("](", i);
+      size_t end = close == std::string::npos ? close : s.find(')', close);
+      if (end != std::string::npos) {
+        const std::string text = s.substr(i + (img ? 2 : 1), close - i - (img ? 2 : 1));
+        const std::string href = s.substr(close + 2, end - close - 2);
+        if (img) {
+          auto svg = image ? image(href) : std::nullopt;
+          out += svg ? "<figure>" + *svg + "</figure>"
+                     : fmt::format(R"(<img src="{}" alt="{}">)", plot::xmlEscape(href), plot::xmlEscape(text));
+        } else {
+          out += fmt::format(R"(<a href="{}">{}</a>)", plot::xmlEscape(href), plot::xmlEscape(text));
+        }
+        i = end + 1;
+        continue;
+      }
+    }
+    out += plot::xmlEscape(std::string(1, s[i]));
+    ++i;
+  }
+  return out;
+}
+
+std::vector<std::string> tableCells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::string cur;
+  for (size_t i = 1; i < line.size(); ++i) {  // skip the leading '|'
+    if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '|') {
+      cur += '|';
+      ++i;
+    } else if (line[i] == '|') {
+      cells.push_back(cur);
+      cur.clear();
+    } else {
+      cur += line[i];
+    }
+  }
+  for (auto& c : cells) {
+    c.erase(0, c.find_first_not_of(' '));
+    c.erase(c.find_last_not_of(' ') + 1);
+  }
+  return cells;
+}
+
+}  // namespace
+
+std::string markdownToHtml(const std::string& markdown,
+                           const std::function<std::optional<std::string>(const std::string& src)>& image) {
+  std::vector<std::string> lines;
+  {
+    std::stringstream ss(markdown);
+    std::string l;
+    while (std::getline(ss, l)) lines.push_back(l);
+  }
+  std::string out;
+  for (size_t i = 0; i < lines.size();) {
+    const std::string& l = lines[i];
+    if (l.rfind("```", 0) == 0) {
+      out += "<pre><code>";
+      for (++i; i < lines.size() && lines[i].rfind("```", 0) != 0; ++i) out += plot::xmlEscape(lines[i]) + "\n";
+      out += "</code></pre>\n";
+      ++i;
+    } else if (l.rfind("#", 0) == 0) {
+      size_t level = l.find_first_not_of('#');
+      out += fmt::format("<h{0}>{1}</h{0}>\n", level, inlineHtml(l.substr(std::min(l.size(), level + 1)), image));
+      ++i;
+    } else if (l.rfind("- ", 0) == 0) {
+      out += "<ul>\n";
+      for (; i < lines.size() && lines[i].rfind("- ", 0) == 0; ++i) out += "<li>" + inlineHtml(lines[i].substr(2), image) + "</li>\n";
+      out += "</ul>\n";
+    } else if (l.rfind("|", 0) == 0) {
+      out += "<table>\n";
+      bool header = true;
+      for (; i < lines.size() && lines[i].rfind("|", 0) == 0; ++i) {
+        auto cells = tableCells(lines[i]);
+        bool rule = !cells.empty() && std::all_of(cells.begin(), cells.end(), [](const std::string& c) {
+          return !c.empty() && c.find_first_not_of("-:") == std::string::npos;
+        });
+        if (rule) continue;
+        out += "<tr>";
+        for (const auto& c : cells) out += fmt::format("<{0}>{1}</{0}>", header ? "th" : "td", inlineHtml(c, image));
+        out += "</tr>\n";
+        header = false;
+      }
+      out += "</table>\n";
+    } else if (l.find_first_not_of(' ') == std::string::npos) {
+      ++i;
+    } else {
+      std::string para;
+      for (; i < lines.size() && !lines[i].empty() && lines[i].find_first_not_of(' ') != std::string::npos &&
+             lines[i].rfind("#", 0) != 0 && lines[i].rfind("- ", 0) != 0 && lines[i].rfind("|", 0) != 0 &&
+             lines[i].rfind("```", 0) != 0;
+           ++i)
+        para += (para.empty() ? "" : " ") + inlineHtml(lines[i], image);
+      out += "<p>" + para + "</p>\n";
+    }
+  }
+  return out;
+}
+
+plot::Chart trainingCurve(const std::string& metrics_jsonl, const std::string& title) {
+  static const std::regex seed_re(R"("seed":(\d+))"), step_re(R"("step":(\d+))"), loss_re(R"("loss":([-+0-9.eE]+|nan|inf))");
+  std::map<std::string, plot::Series> by_seed;
+  std::stringstream ss(metrics_jsonl);
+  std::string line;
+  while (std::getline(ss, line)) {
+    std::smatch seed, step, loss;
+    if (!std::regex_search(line, seed, seed_re) || !std::regex_search(line, step, step_re) ||
+        !std::regex_search(line, loss, loss_re))
+      continue;
+    plot::Series& s = by_seed[seed[1]];
+    s.name = "seed " + seed[1].str();
+    s.style = plot::Style::Line;
+    s.x.push_back(std::stod(step[1]));
+    s.y.push_back(std::strtod(loss[1].str().c_str(), nullptr));
+  }
+  plot::Chart c;
+  c.title = title;
+  c.x_label = "step";
+  c.y_label = "training loss (cross-entropy on answer tokens)";
+  c.y_min = 0;
+  for (auto& [_, s] : by_seed) c.series.push_back(s);
+  return c;
+}
+
+Report buildReport(const fs::path& run) {
+  auto plan = readText(run / "plan.txt");
+  if (!plan) throw std::runtime_error(fmt::format("'{}' is not a results folder (no plan.txt)", run.string()));
+  std::string name = run.filename().string();
+  if (name.empty()) name = run.parent_path().filename().string();
+  {
+    static const std::regex exp_re(R"(experiment (\S+))");
+    std::smatch m;
+    if (std::regex_search(*plan, m, exp_re)) name = m[1];
+  }
+  Report r;
+  r.training_svg = plot::renderSvg(trainingCurve(readText(run / "metrics.jsonl").value_or(""), name + ": training loss"));
+
+  std::string md = fmt::format("# {}\n\nResults folder `{}`.\n\n## Plan\n\n```\n{}```\n\n", name, run.string(), *plan);
+  md += "## Training curve\n\n![training loss](training.svg)\n\n";
+  if (auto summary = readText(run / "summary.md")) {
+    std::string body = *summary;
+    // Demote the summary's own headings under "Accuracy".
+    std::string demoted;
+    std::stringstream ss(body);
+    std::string l;
+    while (std::getline(ss, l)) demoted += (l.rfind("#", 0) == 0 ? "##" + l : l) + "\n";
+    md += "## Accuracy\n\n" + demoted + "\n";
+  } else {
+    md += "## Accuracy\n\nNo summary.md in the folder (the run did not finish a seed).\n\n";
+  }
+  // Probes in a fixed order, then any others by name.
+  std::vector<std::string> order = {"reach", "sink_share", "kernel", "bands", "teacher_forced"};
+  std::vector<std::string> found;
+  if (fs::is_directory(run / "probes"))
+    for (const auto& e : fs::directory_iterator(run / "probes"))
+      if (e.path().extension() == ".md") found.push_back(e.path().stem().string());
+  std::sort(found.begin(), found.end(), [&](const std::string& a, const std::string& b) {
+    auto ia = std::find(order.begin(), order.end(), a) - order.begin();
+    auto ib = std::find(order.begin(), order.end(), b) - order.begin();
+    return ia != ib ? ia < ib : a < b;
+  });
+  if (found.empty()) md += "## Probes\n\nNo probes were run (declare a `probes { }` section, or run `posc probe`).\n";
+  else md += "# Probes\n\n";
+  for (const std::string& p : found) {
+    std::string text = readText(run / "probes" / (p + ".md")).value_or("");
+    // Links and images inside a probe page are relative to probes/.
+    text = std::regex_replace(text, std::regex(R"(\]\(([^/)][^)]*)\))"), "](probes/$1)");
+    md += text + "\n";
+  }
+  r.markdown = md;
+
+  auto image = [&](const std::string& src) -> std::optional<std::string> {
+    if (src.size() < 4 || src.substr(src.size() - 4) != ".svg" || src.find("..") != std::string::npos) return std::nullopt;
+    if (src == "training.svg") return r.training_svg;
+    auto svg = readText(run / src);
+    if (!svg) return std::nullopt;
+    size_t start = svg->find("<svg");
+    return start == std::string::npos ? std::nullopt : std::optional<std::string>(svg->substr(start));
+  };
+  r.html = fmt::format(R"(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{}</title>
+<style>
+body {{ font-family: sans-serif; max-width: 980px; margin: 2em auto; padding: 0 1em; color: #222; }}
+table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
+th, td {{ border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: right; }}
+th {{ background: #eee; }}
+pre {{ background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }}
+figure {{ margin: 1em 0; }}
+</style>
+</head>
+<body>
+{}</body>
+</html>
+)",
+                       plot::xmlEscape(name), markdownToHtml(md, image));
+  return r;
+}
+
+void writeReport(const fs::path& run_dir, const Report& r) {
+  results::writeFileAtomic(run_dir / "training.svg", r.training_svg);
+  results::writeFileAtomic(run_dir / "report.md", r.markdown);
+  results::writeFileAtomic(run_dir / "report.html", r.html);
+}
+
+}  // namespace posc::report

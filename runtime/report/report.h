@@ -1,0 +1,41 @@
+// `posc report RUN_DIR`: one page for a finished run, as Markdown and as a
+// self-contained HTML file (every SVG inlined, no scripts, no external files),
+// with the plan, the training curve, the accuracy table and every probe.
+//
+// The page is assembled from the files of the results folder (plan.txt,
+// metrics.jsonl, summary.md, probes/*.md and *.svg), so it can be rebuilt at
+// any time without the model. No LibTorch here.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "runtime/plot/chart.h"
+
+namespace posc::report {
+
+// The Markdown posc writes, as HTML: #/##/### headings, paragraphs, "- "
+// lists, pipe tables, ``` code blocks, `inline code`, [links](x) and
+// ![images](x). `image(src)` returns the SVG text to inline for an image,
+// or nullopt to keep an <img> reference.
+std::string markdownToHtml(const std::string& markdown,
+                           const std::function<std::optional<std::string>(const std::string& src)>& image);
+
+// Training loss against step, one series per seed, from metrics.jsonl lines.
+plot::Chart trainingCurve(const std::string& metrics_jsonl, const std::string& title);
+
+struct Report {
+  std::string markdown;  // report.md, images relative to the run folder
+  std::string html;      // report.html, self-contained
+  std::string training_svg;
+};
+
+// Throws std::runtime_error when `run_dir` is not a results folder.
+Report buildReport(const std::filesystem::path& run_dir);
+
+// Writes report.md, report.html and training.svg into the run folder atomically.
+void writeReport(const std::filesystem::path& run_dir, const Report& report);
+
+}  // namespace posc::report

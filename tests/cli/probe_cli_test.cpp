@@ -1,0 +1,243 @@
+// Probes and reports through the command line, on a tiny model trained for a
+// few steps: the declared probes run after training and write CSV, Markdown
+// and SVG; the Markdown tables hold exactly the CSV cells; the SVGs parse as
+// XML and carry their series; `posc probe` reruns one probe on the saved
+// checkpoints; bad input exits with 2 and writes nothing; `posc report`
+// writes a self-contained HTML page, which headless Chromium renders with
+// the plots visible.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/common/files.h"
+
+namespace fs = std::filesystem;
+using posc::testing::readFile;
+
+namespace {
+
+int sh(const std::string& cmd) {
+  int raw = std::system(cmd.c_str());
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+}
+
+int runPosc(const std::string& args, const fs::path& log) {
+  return sh("cd '" POSC_SOURCE_DIR "' && '" POSC_BINARY "' " + args + " >'" + log.string() + "' 2>&1");
+}
+
+// RFC 4180 rows (quoted cells may hold commas and doubled quotes).
+std::vector<std::vector<std::string>> parseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1);
+  std::string cell;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') { cell += '"'; ++i; }
+      else if (c == '"') quoted = false;
+      else cell += c;
+    } else if (c == '"') quoted = true;
+    else if (c == ',') { rows.back().push_back(cell); cell.clear(); }
+    else if (c == '\n') { rows.back().push_back(cell); cell.clear(); rows.emplace_back(); }
+    else if (c != '\r') cell += c;
+  }
+  if (rows.back().empty()) rows.pop_back();
+  return rows;
+}
+
+// The first Markdown table after the line `heading`.
+std::vector<std::vector<std::string>> markdownTable(const std::string& md, const std::string& heading) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(md.substr(md.find(heading)));
+  std::string line;
+  bool in_table = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("|", 0) != 0) {
+      if (in_table) break;
+      continue;
+    }
+    in_table = true;
+    std::vector<std::string> cells;
+    std::string cur;
+    for (size_t i = 1; i < line.size(); ++i) {
+      if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '|') { cur += '|'; ++i; }
+      else if (line[i] == '|') {
+        cur.erase(0, cur.find_first_not_of(' '));
+        cur.erase(cur.find_last_not_of(' ') + 1);
+        cells.push_back(cur);
+        cur.clear();
+      } else cur += line[i];
+    }
+    if (!cells.empty() && cells[0].find_first_not_of("-:") == std::string::npos) continue;  // the rule
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+const char* kExperiment = R"(
+experiment tiny_probes {
+  task { train_max_digits = 3  test_digits = [3, 5]  problems_per_length = 20 }
+  model { layers = 1  width = 16  heads = 2 }
+  attention { use rope2d() }
+  train { steps = 30  batch = 16  lr = 3e-3  warmup = 5  seeds = [0, 1]  log_every = 10 }
+  probes {
+    reach(lengths = [2, 3, 5], problems = 10, threshold = 0.5)
+    sink_share(lengths = [3, 5], problems = 4)
+    kernel(place = 2, length = 3, sweep = -50..51, far = 20)
+    bands(place = 2, lengths = [3, 6], problems = 3)
+    teacher_forced(length = 6, problems = 10)
+  }
+}
+)";
+
+const std::vector<std::string> kProbes = {"reach", "sink_share", "kernel", "bands", "teacher_forced"};
+
+struct ProbeRun : ::testing::Test {
+  static fs::path dir;
+  static int run_status;
+  static void SetUpTestSuite() {
+    // One folder per process: ctest runs each test in its own process, maybe in parallel.
+    dir = fs::path(::testing::TempDir()) / ("posc_probe_cli_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir / "tiny.pos") << "import rope\n" << kExperiment;
+    run_status = runPosc("run '" + (dir / "tiny.pos").string() + "' --out '" + (dir / "run").string() + "' --no-progress",
+                      dir / "run.log");
+  }
+};
+fs::path ProbeRun::dir;
+int ProbeRun::run_status = -1;
+
+}  // namespace
+
+TEST_F(ProbeRun, DeclaredProbesRunAfterTrainingAndWriteTheirArtefacts) {
+  ASSERT_EQ(run_status, 0) << readFile(dir / "run.log");
+  for (const std::string& p : kProbes)
+    for (const char* ext : {".csv", ".md", ".svg"}) EXPECT_TRUE(fs::exists(dir / "run" / "probes" / (p + ext))) << p << ext;
+  // Every Markdown table is its CSV, cell for cell.
+  const std::vector<std::pair<std::string, std::string>> tables = {
+      {"reach", "### Accuracy by length"},         {"sink_share", "### Mean separator share"},
+      {"kernel", "### Kernel summary"},            {"bands", "### Band contributions"},
+      {"teacher_forced", "### Wrong decisions by answer place"}};
+  for (const auto& [p, heading] : tables) {
+    SCOPED_TRACE(p);
+    auto csv = parseCsv(readFile(dir / "run" / "probes" / (p + ".csv")));
+    auto md = markdownTable(readFile(dir / "run" / "probes" / (p + ".md")), heading);
+    ASSERT_GE(csv.size(), 2u);
+    EXPECT_EQ(md, csv);
+  }
+  {
+    auto md = readFile(dir / "run" / "probes" / "teacher_forced.md");
+    auto csv = parseCsv(readFile(dir / "run" / "probes" / "teacher_forced-summary.csv"));
+    EXPECT_EQ(markdownTable(md, "### Summary"), csv);
+    // Two seeds, so one summary row each.
+    EXPECT_EQ(csv.size(), 3u);
+  }
+  // Reach: one row per length, seed columns, mean within [min, max].
+  auto reach = parseCsv(readFile(dir / "run" / "probes" / "reach.csv"));
+  ASSERT_EQ(reach.size(), 4u);
+  EXPECT_EQ(reach[0], (std::vector<std::string>{"digits", "seed 0 (%)", "seed 1 (%)", "mean (%)", "min (%)", "max (%)"}));
+  for (size_t i = 1; i < reach.size(); ++i) {
+    double s0 = std::stod(reach[i][1]), s1 = std::stod(reach[i][2]), mean = std::stod(reach[i][3]);
+    EXPECT_NEAR(mean, (s0 + s1) / 2, 0.01);
+    EXPECT_DOUBLE_EQ(std::stod(reach[i][4]), std::min(s0, s1));
+    EXPECT_DOUBLE_EQ(std::stod(reach[i][5]), std::max(s0, s1));
+  }
+  // Kernel: the sweep covers the declared offsets for each seed.
+  auto curve = parseCsv(readFile(dir / "run" / "probes" / "kernel-curve.csv"));
+  EXPECT_EQ(curve.size(), 1u + 2u * 101u);
+  for (const auto& row : curve)
+    if (row[1] == "0") {
+      EXPECT_EQ(row[3], "1");  // the target as a fraction of itself
+    }
+}
+
+TEST_F(ProbeRun, SvgsParseAsXmlAndCarryTheirSeries) {
+  ASSERT_EQ(run_status, 0);
+  if (sh("python3 -c 'import xml' 2>/dev/null") != 0) GTEST_SKIP() << "python3 not installed";
+  for (const std::string& p : kProbes) {
+    SCOPED_TRACE(p);
+    const fs::path svg = dir / "run" / "probes" / (p + ".svg");
+    std::string cmd = "python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); "
+                      "g = [e for e in r.iter() if e.get(\"class\") == \"series\" and e.get(\"data-points\")]; "
+                      "sys.exit(0 if g else 1)' '" + svg.string() + "'";
+    EXPECT_EQ(sh(cmd), 0) << readFile(svg).substr(0, 400);
+  }
+}
+
+TEST_F(ProbeRun, ProbeCommandRerunsOneProbeOnSavedCheckpoints) {
+  ASSERT_EQ(run_status, 0);
+  const fs::path run = dir / "run";
+  const std::string reach_after_training = readFile(run / "probes" / "reach.csv");
+  const std::string tf_after_training = readFile(run / "probes" / "teacher_forced.csv");
+  fs::remove_all(run / "probes");
+  ASSERT_EQ(runPosc("probe '" + (dir / "tiny.pos").string() + "' --from '" + run.string() + "' --probe kernel",
+                 dir / "probe.log"), 0) << readFile(dir / "probe.log");
+  EXPECT_TRUE(fs::exists(run / "probes" / "kernel.csv"));
+  EXPECT_FALSE(fs::exists(run / "probes" / "reach.csv"));
+  // Same checkpoints, same problems: the same numbers as after training.
+  ASSERT_EQ(runPosc("probe '" + (dir / "tiny.pos").string() + "' --from '" + run.string() + "'", dir / "probe_all.log"), 0)
+      << readFile(dir / "probe_all.log");
+  for (const std::string& p : kProbes) EXPECT_TRUE(fs::exists(run / "probes" / (p + ".svg"))) << p;
+  EXPECT_EQ(readFile(run / "probes" / "reach.csv"), reach_after_training);
+  EXPECT_EQ(readFile(run / "probes" / "teacher_forced.csv"), tf_after_training);
+}
+
+TEST_F(ProbeRun, BadInputExitsWithTwoAndWritesNothing) {
+  ASSERT_EQ(run_status, 0);
+  const fs::path missing = dir / "no_such_run";
+  EXPECT_EQ(runPosc("probe '" + (dir / "tiny.pos").string() + "' --from '" + missing.string() + "'", dir / "bad1.log"), 2);
+  EXPECT_FALSE(fs::exists(missing));
+  // A folder without checkpoints: nothing is written into it.
+  fs::create_directories(dir / "empty_run");
+  EXPECT_EQ(runPosc("probe '" + (dir / "tiny.pos").string() + "' --from '" + (dir / "empty_run").string() + "'",
+                 dir / "bad2.log"), 2);
+  EXPECT_NE(readFile(dir / "bad2.log").find("seed0/final.pt' not found"), std::string::npos) << readFile(dir / "bad2.log");
+  EXPECT_FALSE(fs::exists(dir / "empty_run" / "probes"));
+  EXPECT_EQ(runPosc("probe '" + (dir / "tiny.pos").string() + "' --from '" + (dir / "run").string() + "' --probe reech",
+                 dir / "bad3.log"), 2);
+  EXPECT_NE(readFile(dir / "bad3.log").find("declares no probe 'reech'"), std::string::npos);
+  EXPECT_EQ(runPosc("report '" + (dir / "empty_run").string() + "'", dir / "bad4.log"), 2);
+  EXPECT_FALSE(fs::exists(dir / "empty_run" / "report.html"));
+}
+
+TEST_F(ProbeRun, ReportIsOneSelfContainedPageThatRendersItsPlots) {
+  ASSERT_EQ(run_status, 0);
+  const fs::path run = dir / "run";
+  ASSERT_EQ(runPosc("report '" + run.string() + "'", dir / "report.log"), 0) << readFile(dir / "report.log");
+  const std::string html = readFile(run / "report.html");
+  const std::string md = readFile(run / "report.md");
+  // Training curve plus one chart per probe, inlined; nothing loaded from outside.
+  size_t svgs = 0;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++svgs;
+  EXPECT_EQ(svgs, 1 + kProbes.size());
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  for (const char* part : {"## Plan", "## Training curve", "## Accuracy", "Reach: exact-match accuracy", "Kernel:",
+                           "Fourier bands", "Sink share", "Teacher-forced decisions"})
+    EXPECT_NE(md.find(part), std::string::npos) << part;
+  EXPECT_NE(md.find("](probes/kernel.svg)"), std::string::npos);
+
+  if (sh("command -v chromium >/dev/null 2>&1") != 0) GTEST_SKIP() << "chromium not installed (tools/setup.sh)";
+  const fs::path png = dir / "report.png";
+  fs::remove(png);
+  sh("cd '" + dir.string() + "' && timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars "
+     "--screenshot='" + png.string() + "' --window-size=1000,2400 'file://" + (run / "report.html").string() +
+     "' >chromium.log 2>&1");
+  ASSERT_TRUE(fs::exists(png)) << readFile(dir / "chromium.log");
+  const std::string stats_file = (dir / "png_stats.txt").string();
+  ASSERT_EQ(sh("python3 '" POSC_SOURCE_DIR "/tests/cli/png_stats.py' '" + png.string() + "' >'" + stats_file + "'"), 0);
+  std::istringstream stats(readFile(stats_file));
+  int width = 0, height = 0, palette = 0, colours = 0;
+  double non_white = 0;
+  stats >> width >> height >> non_white >> palette >> colours;
+  EXPECT_EQ(width, 1000);
+  EXPECT_EQ(height, 2400);
+  EXPECT_GT(non_white, 0.02) << "the page is blank";
+  EXPECT_GT(palette, 500) << "no plot colours on the page: the plots did not render";
+  EXPECT_GT(colours, 20);
+}

@@ -1,0 +1,111 @@
+// posc probe FILE --from RUN_DIR: run the experiment's declared probes on the
+// final checkpoints of a finished run, without retraining.
+#include <fmt/format.h>
+
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "runtime/probe/probe.h"
+#include "runtime/run.h"
+#include "runtime/train/checkpoint.h"
+#include "runtime/train/trainer.h"
+#include "tools/posc/cli.h"
+
+namespace posc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kProbeHelp = R"(usage: posc probe FILE --from RUN_DIR [options]
+
+Runs the probes declared in the experiment's `probes { }` section on the final
+checkpoints (RUN_DIR/seed<N>/final.pt) of a finished run and writes
+RUN_DIR/probes/<name>.{csv,md,svg}. Compile FILE with the preset the run used.
+`posc help probes` lists the probes and their arguments.
+
+options:
+  --from DIR          the results folder of the run (required)
+  --probe NAME        run only this probe (reach, sink_share, kernel, bands, teacher_forced)
+  --experiment NAME   the experiment to use (default: the last one in FILE)
+  --preset NAME       the preset the run used (e.g. small)
+  --set KEY=VALUE     override a setting (repeatable)
+  --seed N            probe only this seed
+  --device cpu|cuda   where to run (default: cpu)
+  --threads N         CPU threads (default 1)
+)";
+
+int runProbe(const std::vector<std::string>& args) {
+  std::string from, only, device = "cpu";
+  int threads = 1;
+  ExperimentOptions o = parseExperimentOptions(args, [&](const std::string& flag, const auto& value) {
+    if (flag == "--from") from = value();
+    else if (flag == "--probe") only = value();
+    else if (flag == "--device") {
+      device = value();
+      if (device != "cpu" && device != "cuda")
+        throw UsageError{fmt::format("--device takes cpu or cuda, not '{}'", device)};
+    } else if (flag == "--threads") threads = parseCount("--threads", value());
+    else return false;
+    return true;
+  });
+  if (o.help) {
+    std::fputs(kProbeHelp, stdout);
+    return 0;
+  }
+  if (o.files.size() != 1) throw UsageError{"posc probe needs exactly one FILE"};
+  if (from.empty()) throw UsageError{"posc probe needs --from RUN_DIR (the results folder of a run)"};
+  driver::Compilation c;
+  if (!c.compile(requestFor(o, o.files[0]))) return reportDiagnostics(c);
+  reportDiagnostics(c);
+  const plan::ExperimentPlan& plan = *c.plan;
+  try {
+    if (plan.probes.empty())
+      throw runtime::UserError(fmt::format(
+          "experiment '{}' declares no probes; add a section such as probes {{ reach(lengths = [10, 20, 40]) }}",
+          plan.name));
+    if (!only.empty()) {
+      bool found = false;
+      std::string names;
+      for (const auto& p : plan.probes) {
+        found = found || p.name == only;
+        names += (names.empty() ? "" : ", ") + p.name;
+      }
+      if (!found)
+        throw UsageError{fmt::format("experiment '{}' declares no probe '{}'; it declares {}", plan.name, only, names)};
+    }
+    if (!fs::is_directory(from)) throw runtime::UserError(fmt::format("'{}' is not a results folder", from));
+    const torch::Device dev = train::resolveDevice(device);
+    train::setThreads(threads);
+    // Load every checkpoint before running anything, so a missing one writes nothing.
+    std::vector<probe::SeedModel> models;
+    for (uint64_t seed : plan.train.seeds) {
+      const fs::path ckpt = fs::path(from) / fmt::format("seed{}", seed) / "final.pt";
+      if (!fs::exists(ckpt))
+        throw runtime::UserError(fmt::format("checkpoint '{}' not found; is '{}' a run of '{}'{}?", ckpt.string(), from,
+                                             plan.name, plan.preset.empty() ? "" : " with --preset " + plan.preset));
+      model::Gpt m = train::buildModel(plan, seed, torch::kCPU);
+      try {
+        train::loadCheckpoint(*m, ckpt);
+      } catch (const std::runtime_error& e) {
+        throw runtime::UserError(fmt::format("{}\n(does the run use the same experiment and preset as this plan?)", e.what()));
+      }
+      m->to(dev);
+      m->eval();
+      models.push_back({seed, m});
+    }
+    probe::runAndWriteProbes(plan, models, from, only);
+    std::fprintf(stderr, "probes in %s\n", (fs::path(from) / "probes").string().c_str());
+    return 0;
+  } catch (const runtime::UserError& e) {
+    std::fprintf(stderr, "posc: error: %s\n", e.what());
+    return 2;
+  }
+}
+
+const CommandRegistration reg{{"probe", "posc probe FILE --from RUN_DIR",
+                               "run the declared probes on a finished run's checkpoints", 40, true, runProbe}};
+
+}  // namespace
+}  // namespace posc::cli
