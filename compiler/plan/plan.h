@@ -277,6 +277,9 @@ struct HandsetModel {
   WeightTensor unembed;        // (vocab, final width) when not identity
   std::vector<SharedValue> shared;
   int finalWidth() const { return layers.empty() ? embed_width : layers.back().width; }
+};
+
+// ---------------------------------------------------------------------------
 // Probes: measurements on trained checkpoints, without retraining. Declared in
 // a `probes { ... }` section (one call per probe), run after training and by
 // `posc probe FILE --from RUN_DIR`. Each writes <run>/probes/<name>.{csv,md,svg}.
