@@ -7,6 +7,8 @@
 //     the encoding itself. Counters: tokens/s and model FLOP/s (6 x params x tokens).
 //   Decode/<size>: greedy decoding of 90 problems with the KV cache against
 //     the reference decoder that recomputes the whole sequence per token.
+//   "+jit" variants run the same with the score-formula JIT on (fused terms +
+//     mask + softmax kernels); the others use the tensor-op lowering.
 //
 // Run: build/bench/train_eval_bench [--benchmark_filter=...]
 // Sizes: small = 2 layers x 64 wide (the quick start); study = 6 x 384 (10.6M params).
@@ -80,11 +82,12 @@ plan::ExperimentPlan makePlan(bool study_size, const std::string& encoding) {
   return p;
 }
 
-void TrainStep(benchmark::State& state, bool study_size, std::string encoding) {
+void TrainStep(benchmark::State& state, bool study_size, std::string encoding, bool jit) {
   train::setThreads(static_cast<int>(state.range(0)));
   plan::ExperimentPlan p = makePlan(study_size, encoding);
   task::Tokenizer tok(p.task);
   model::Gpt model = train::buildModel(p, 0, torch::kCPU);
+  model->setScoreJit(jit);
   torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4));
   std::mt19937_64 rng = train::dataRng(0);
   int64_t tokens = 0;
@@ -105,12 +108,13 @@ void TrainStep(benchmark::State& state, bool study_size, std::string encoding) {
       benchmark::Counter(6.0 * params * static_cast<double>(tokens) / 1e9, benchmark::Counter::kIsRate);
 }
 
-void Decode(benchmark::State& state, bool study_size, bool cached) {
+void Decode(benchmark::State& state, bool study_size, bool cached, bool jit) {
   train::setThreads(static_cast<int>(state.range(0)));
   int digits = static_cast<int>(state.range(1));
   plan::ExperimentPlan p = makePlan(study_size, "rope2d_decay");
   task::Tokenizer tok(p.task);
   model::Gpt model = train::buildModel(p, 0, torch::kCPU);
+  model->setScoreJit(jit);
   model->eval();
   std::vector<task::Problem> problems = task::testProblems(p.task, digits);
   eval::DecodeOptions options;
@@ -145,6 +149,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
         {"TrainStep/study/rope2d_decay/threads:1", "TrainStep/study/nope/threads:1"},
         {"TrainStep/small/rope2d_decay/threads:2", "TrainStep/small/rope2d_decay/threads:1"},
         {"Decode/small/kv_cache/threads:1/digits:50", "Decode/small/reference/threads:1/digits:50"},
+        {"TrainStep/small/rope2d_decay+jit/threads:1", "TrainStep/small/rope2d_decay/threads:1"},
+        {"TrainStep/study/rope2d_decay+jit/threads:1", "TrainStep/study/rope2d_decay/threads:1"},
+        {"Decode/small/kv_cache+jit/threads:1/digits:200", "Decode/small/kv_cache/threads:1/digits:200"},
+        {"Decode/study/kv_cache+jit/threads:1/digits:200", "Decode/study/kv_cache/threads:1/digits:200"},
     };
     std::printf("\nratios (time / baseline time, same run):\n");
     for (const auto& [name, base] : pairs) {
@@ -162,17 +170,23 @@ class RatioReporter : public benchmark::ConsoleReporter {
 
 int main(int argc, char** argv) {
   for (bool study : {false, true})
-    for (const char* enc : {"nope", "rope2d", "rope2d_decay"}) {
+    for (const char* enc : {"nope", "rope2d", "rope2d_decay", "rope2d_decay+jit"}) {
       std::string name = fmt::format("TrainStep/{}/{}", study ? "study" : "small", enc);
-      auto* b = benchmark::RegisterBenchmark(name.c_str(), TrainStep, study, std::string(enc));
+      const bool jit = std::string(enc) == "rope2d_decay+jit";
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), TrainStep, study,
+                                             std::string(jit ? "rope2d_decay" : enc), jit);
       b->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(study ? 10.0 : 3.0);
       if (!study && std::string(enc) == "rope2d_decay") b->Arg(2);
     }
-  benchmark::RegisterBenchmark("Decode/small/kv_cache", Decode, false, true)
+  benchmark::RegisterBenchmark("Decode/small/kv_cache", Decode, false, true, false)
       ->ArgNames({"threads", "digits"})->Args({1, 50})->Args({1, 200})->Unit(benchmark::kMillisecond)->Iterations(2);
-  benchmark::RegisterBenchmark("Decode/small/reference", Decode, false, false)
+  benchmark::RegisterBenchmark("Decode/small/kv_cache+jit", Decode, false, true, true)
+      ->ArgNames({"threads", "digits"})->Args({1, 200})->Unit(benchmark::kMillisecond)->Iterations(2);
+  benchmark::RegisterBenchmark("Decode/small/reference", Decode, false, false, false)
       ->ArgNames({"threads", "digits"})->Args({1, 50})->Unit(benchmark::kMillisecond)->Iterations(1);
-  benchmark::RegisterBenchmark("Decode/study/kv_cache", Decode, true, true)
+  benchmark::RegisterBenchmark("Decode/study/kv_cache", Decode, true, true, false)
+      ->ArgNames({"threads", "digits"})->Args({1, 200})->Unit(benchmark::kMillisecond)->Iterations(1);
+  benchmark::RegisterBenchmark("Decode/study/kv_cache+jit", Decode, true, true, true)
       ->ArgNames({"threads", "digits"})->Args({1, 200})->Unit(benchmark::kMillisecond)->Iterations(1);
   benchmark::Initialize(&argc, argv);
   RatioReporter reporter;

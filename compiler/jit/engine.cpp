@@ -44,7 +44,7 @@ Engine::Engine() : impl_(std::make_shared<Impl>()) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   auto jtmb = check(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host CPU");
-  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Default);
   impl_->tm = check(jtmb.createTargetMachine(), "creating the target machine");
   impl_->jit = check(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(),
                      "creating the LLJIT");
@@ -86,7 +86,7 @@ std::vector<void*> Engine::optimiseAndLink(std::unique_ptr<llvm::LLVMContext> ct
   llvm::PipelineTuningOptions pto;
   pto.LoopVectorization = true;
   pto.SLPVectorization = true;
-  pto.LoopUnrolling = true;
+  pto.LoopUnrolling = false;  // the vectoriser interleaves; unrolling mostly costs compile time
   llvm::PassBuilder pb(&tm, pto);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -100,7 +100,7 @@ std::vector<void*> Engine::optimiseAndLink(std::unique_ptr<llvm::LLVMContext> ct
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  auto mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  auto mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
   mpm.run(*m, mam);
 
   ir.clear();

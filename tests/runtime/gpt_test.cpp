@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "model_test_util.h"
+#include "compiler/jit/kernels.h"
 #include "runtime/model/gpt.h"
 
 namespace posc::model {
@@ -141,6 +142,25 @@ TEST(Gpt, CachedDecodeMatchesForwardF64) {
   torch::NoGradGuard g;
   auto full = model->forward(batch.tokens, batch.channels);
   EXPECT_EQ(full.scalar_type(), torch::kDouble);
+  auto inc = decodeIncrementally(model, batch, 5);
+  EXPECT_LT((inc - full).abs().max().item<double>(), 1e-12);
+}
+
+// The fused JIT kernels inside the whole model: the same logits as the
+// tensor-op lowering, and cached decoding (one query against growing keys)
+// still matches the full forward pass.
+TEST(Gpt, ScoreJitMatchesTensorOpsAndCachedDecodeF64) {
+  if (!jit::available()) GTEST_SKIP() << "built without LLVM";
+  torch::manual_seed(2);
+  Gpt model(fullPlan(plan::Precision::F64), kVocab);
+  model->eval();
+  perturbScoreParams(model);
+  auto batch = sampleBatch();
+  torch::NoGradGuard g;
+  auto reference = model->forward(batch.tokens, batch.channels);
+  model->setScoreJit(true);
+  auto full = model->forward(batch.tokens, batch.channels);
+  EXPECT_LT((full - reference).abs().max().item<double>(), 1e-12);
   auto inc = decodeIncrementally(model, batch, 5);
   EXPECT_LT((inc - full).abs().max().item<double>(), 1e-12);
 }

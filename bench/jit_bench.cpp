@@ -1,0 +1,222 @@
+// The score-formula JIT against the tensor-op lowering, both in the same run.
+//
+//   Attention/<side>/<pass>/B:H:L  decay (per-head rates, separator keys
+//     exempt) + causal mask + softmax on f32 scores (B, H, L, L) with random
+//     channels. <side> is "tensor" (applyScoreTerms + attentionWeights, one
+//     LibTorch op per node) or "jit" (fusedAttentionWeights). <pass> is
+//     "forward" (no autograd) or "fwd+bwd" (forward, then backward of
+//     sum(weight * probs) into the scores and the learned rates).
+//     Sizes: evaluation 90 x 6 x 600, training 64 x 6 x 40; fwd+bwd at
+//     evaluation length uses B = 16 to keep the tensor side's memory modest.
+//   Compile/new: generate, optimise and link a kernel for a formula never
+//     seen before (a different constant each iteration). Compile/cached: the
+//     same request again (a cache hit).
+//   CosineMap/<side>: k(d) = sum_{t=1..16} cos(0.1 t d) / t over 1e6
+//     distances, the JIT's compiled map against the tree-walking interpreter
+//     of the same IR; counter evals/s.
+//
+// Run: build/bench/jit_bench [--benchmark_filter=...]; one thread throughout
+// unless a benchmark says otherwise.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <map>
+
+#include "compiler/formula/formula.h"
+#include "compiler/jit/kernels.h"
+#include "runtime/model/attention.h"
+#include "runtime/model/fused_attention.h"
+#include "runtime/model/score_formula.h"
+
+namespace {
+
+using namespace posc;
+using Op = plan::FormulaNode::Op;
+
+plan::AttentionPlan decayAttention(int heads, double scale = 1.0) {
+  plan::AttentionPlan a;
+  plan::Param rate;
+  rate.name = "decay.rate";
+  rate.per_head = true;
+  rate.learned = true;
+  for (int h = 0; h < heads; ++h) rate.init.push_back(0.5 - 0.45 * h / std::max(1, heads - 1));
+  a.params.push_back(rate);
+  plan::Formula f;
+  auto node = [&](Op op, int x = -1, int y = -1) {
+    plan::FormulaNode n;
+    n.op = op;
+    n.a = x;
+    n.b = y;
+    f.nodes.push_back(n);
+    return static_cast<int>(f.nodes.size() - 1);
+  };
+  int s = node(Op::Score);
+  int r = node(Op::Param);
+  f.nodes[static_cast<size_t>(r)].param = 0;
+  int q = node(Op::QChannel);
+  f.nodes[static_cast<size_t>(q)].channel = plan::Channel::Column;
+  int k = node(Op::KChannel);
+  f.nodes[static_cast<size_t>(k)].channel = plan::Channel::Column;
+  int d = node(Op::Abs, node(Op::Sub, q, k));
+  if (scale != 1.0) {
+    int c = node(Op::Const);
+    f.nodes[static_cast<size_t>(c)].value = scale;
+    d = node(Op::Mul, c, d);
+  }
+  int e = node(Op::Exp, node(Op::Mul, node(Op::Neg, r), d));
+  node(Op::Mul, s, e);
+  plan::ScoreTerm t;
+  t.name = "decay";
+  t.formula = f;
+  t.exempt_keys.insert(plan::TokenKind::Separator);
+  a.score_terms.push_back(t);
+  return a;
+}
+
+struct AttentionInputs {
+  torch::Tensor scores, channels, weight;
+  std::vector<torch::Tensor> params;
+};
+
+AttentionInputs makeInputs(int64_t B, int64_t H, int64_t L, const plan::AttentionPlan& a) {
+  torch::manual_seed(0);
+  AttentionInputs in;
+  in.scores = torch::randn({B, H, L, L});
+  in.channels = torch::zeros({plan::kChannelCount, B, L}, torch::kLong);
+  in.channels[0] = torch::arange(L).expand({B, L});
+  in.channels[1] = torch::randint(0, 12, {B, L});
+  in.channels[2] = torch::randint(0, 3, {B, L});
+  in.channels[3] = torch::randint(0, 3, {B, L});
+  in.weight = torch::randn({B, H, L, L});
+  in.params.push_back(torch::tensor(a.params[0].init, torch::kFloat).set_requires_grad(true));
+  return in;
+}
+
+void Attention(benchmark::State& state, bool jit, bool backward) {
+  torch::set_num_threads(1);
+  const int64_t B = state.range(0), H = state.range(1), L = state.range(2);
+  auto a = decayAttention(static_cast<int>(H));
+  auto in = makeInputs(B, H, L, a);
+  auto probs = [&](const torch::Tensor& s) {
+    return jit ? model::fusedAttentionWeights(s, in.channels, in.channels, a,
+                                              plan::SoftmaxKind::Standard, in.params)
+               : model::attentionWeights(
+                     model::applyScoreTerms(s, in.channels, in.channels, a, in.params),
+                     plan::SoftmaxKind::Standard, false);
+  };
+  if (jit) probs(in.scores.narrow(2, 0, 1).narrow(3, 0, 1));  // compile outside the timing
+  for (auto _ : state) {
+    if (backward) {
+      auto s = in.scores.detach().requires_grad_(true);
+      (probs(s) * in.weight).sum().backward();
+      benchmark::DoNotOptimize(s.grad().data_ptr());
+      in.params[0].mutable_grad().reset();
+    } else {
+      torch::NoGradGuard no_grad;
+      auto p = probs(in.scores);
+      benchmark::DoNotOptimize(p.data_ptr());
+    }
+  }
+  state.counters["scores/s"] =
+      benchmark::Counter(static_cast<double>(B * H * L * L), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void Compile(benchmark::State& state, bool cached) {
+  auto a0 = decayAttention(6);
+  jit::compileAttention(jit::attentionSpecFor(plan::ModelPlan{}, a0, jit::DType::F32));  // engine up
+  int i = 0;
+  for (auto _ : state) {
+    auto a = cached ? a0 : decayAttention(6, 1.0 + 1e-6 * ++i);
+    const auto& k = jit::compileAttention(jit::attentionSpecFor(plan::ModelPlan{}, a, jit::DType::F32));
+    benchmark::DoNotOptimize(k.forward);
+  }
+}
+
+void CosineMap(benchmark::State& state, bool compiled) {
+  formula::Graph g;
+  formula::NodeId d = g.leaf(formula::Op::Var, 0), sum = g.constant(0.0);
+  for (int t = 1; t <= 16; ++t)
+    sum = g.binary(formula::Op::Add, sum,
+                   g.binary(formula::Op::Mul, g.constant(1.0 / t),
+                            g.unary(formula::Op::Cos, g.binary(formula::Op::Mul, g.constant(0.1 * t), d))));
+  const int64_t n = 1000000;
+  std::vector<double> x(n), y(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = 0.001 * static_cast<double>(i);
+  const auto* k = compiled ? &jit::compileMap(g, sum, 1) : nullptr;
+  for (auto _ : state) {
+    if (compiled) {
+      const double* vars[] = {x.data()};
+      k->fn(vars, y.data(), n);
+    } else {
+      formula::Env env;
+      env.vars = {0.0};
+      for (int64_t i = 0; i < n; ++i) {
+        env.vars[0] = x[i];
+        y[i] = formula::interpret(g, sum, env);
+      }
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["evals/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Prints each JIT benchmark's speed-up over its tensor-op (or interpreter)
+// counterpart, measured in the same run.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      std::string name = r.benchmark_name();
+      for (const char* suffix : {"/min_time:", "/iterations:"})
+        if (size_t at = name.find(suffix); at != std::string::npos) name = name.substr(0, at);
+      times_[name] = r.GetAdjustedRealTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
+      cpu_[name] = r.GetAdjustedCPUTime() / benchmark::GetTimeUnitMultiplier(r.time_unit);
+    }
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    // CPU time too: on a shared machine a single-threaded benchmark's CPU time
+    // is the steadier measure (every benchmark here runs on one thread).
+    std::printf("\nspeed-ups (baseline time / JIT time, same run): wall, CPU\n");
+    for (const auto& [name, t] : times_) {
+      std::string base = name;
+      for (auto [from, to] : {std::pair{"/jit/", "/tensor/"}, std::pair{"/compiled", "/interpreter"}})
+        if (size_t at = base.find(from); at != std::string::npos) base.replace(at, std::string(from).size(), to);
+      if (base == name) continue;
+      auto b = times_.find(base);
+      if (b == times_.end()) continue;
+      std::printf("  %-50s %.2fx  %.2fx\n", name.c_str(), b->second / t, cpu_[base] / cpu_[name]);
+    }
+    if (times_.count("Compile/new") && times_.count("Compile/cached"))
+      std::printf("  compile latency: new formula %.2f ms (CPU %.2f ms), cached %.4f ms (CPU %.4f ms)\n",
+                  times_["Compile/new"] * 1e3, cpu_["Compile/new"] * 1e3,
+                  times_["Compile/cached"] * 1e3, cpu_["Compile/cached"] * 1e3);
+  }
+
+ private:
+  std::map<std::string, double> times_, cpu_;  // seconds
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (bool jit : {false, true}) {
+    const char* side = jit ? "jit" : "tensor";
+    benchmark::RegisterBenchmark(fmt::format("Attention/{}/forward", side).c_str(), Attention, jit, false)
+        ->ArgNames({"B", "H", "L"})->Args({90, 6, 600})->Args({64, 6, 40})
+        ->Unit(benchmark::kMillisecond)->MinTime(2.0);
+    benchmark::RegisterBenchmark(fmt::format("Attention/{}/fwd+bwd", side).c_str(), Attention, jit, true)
+        ->ArgNames({"B", "H", "L"})->Args({16, 6, 600})->Args({64, 6, 40})
+        ->Unit(benchmark::kMillisecond)->MinTime(2.0);
+  }
+  benchmark::RegisterBenchmark("Compile/new", Compile, false)->Unit(benchmark::kMillisecond)->Iterations(20);
+  benchmark::RegisterBenchmark("Compile/cached", Compile, true)->Unit(benchmark::kMicrosecond)->Iterations(1000);
+  benchmark::RegisterBenchmark("CosineMap/interpreter", CosineMap, false)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+  benchmark::RegisterBenchmark("CosineMap/compiled", CosineMap, true)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+  benchmark::Initialize(&argc, argv);
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+}
