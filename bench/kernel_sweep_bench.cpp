@@ -2,11 +2,14 @@
 // score over distance: k(d) = sum_m A_m cos(omega_m d + phi_m) with RoPE's
 // geometric frequencies omega_m = 10000^(-m/16).
 //
-//   Sweep/tree:  the tree-walking interpreter (one point at a time) - the baseline
-//   Sweep/block: the block interpreter (each node over 256 points at a time)
+//   Sweep/tree:     the tree-walking interpreter (one point at a time) - the baseline
+//   Sweep/block:    the block interpreter (each node over 256 points at a time)
+//   Sweep/compiled: the kernel compiled by LLVM into one vectorised loop (what
+//                   `posc repl` and `posc analyze` use when built with LLVM)
 //
-// Both evaluate 65,536 distances per iteration on one thread; the counter is
-// evaluations per second, and the ratio line compares the two in the same run.
+// Each evaluates 65,536 distances per iteration on one thread; the counter is
+// evaluations per second, and the ratio lines compare each with the tree
+// interpreter in the same run.
 //
 // Run: build/bench/kernel_sweep_bench
 #include <benchmark/benchmark.h>
@@ -33,11 +36,18 @@ KernelProgram sixteenTerms() {
   return cosineSum(a, w, phi);
 }
 
-void SweepKernel(benchmark::State& state, bool block) {
+enum class Backend { Tree, Block, Compiled };
+
+void SweepKernel(benchmark::State& state, Backend backend) {
   const KernelProgram program = sixteenTerms();
   std::unique_ptr<KernelEvaluator> kernel;
-  if (block) kernel = std::make_unique<BlockInterpreter>(program);
-  else kernel = std::make_unique<TreeInterpreter>(program);
+  if (backend == Backend::Block) kernel = std::make_unique<BlockInterpreter>(program);
+  else if (backend == Backend::Tree) kernel = std::make_unique<TreeInterpreter>(program);
+  else kernel = makeCompiledEvaluator(program);
+  if (!kernel) {
+    state.SkipWithError("built without LLVM: no compiled kernels");
+    return;
+  }
   const std::vector<double> d = distanceGrid(-32768, 32767);
   std::vector<double> out(d.size());
   for (auto _ : state) {
@@ -58,9 +68,11 @@ class RatioReporter : public benchmark::ConsoleReporter {
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
-    auto tree = times_.find("Sweep/tree"), block = times_.find("Sweep/block");
-    if (tree != times_.end() && block != times_.end())
-      std::printf("\nratio (same run): Sweep/block is %.2fx the throughput of Sweep/tree\n", tree->second / block->second);
+    auto tree = times_.find("Sweep/tree");
+    if (tree == times_.end()) return;
+    for (const char* other : {"Sweep/block", "Sweep/compiled"})
+      if (auto it = times_.find(other); it != times_.end() && it->second > 0)
+        std::printf("ratio (same run): %s is %.2fx the throughput of Sweep/tree\n", other, tree->second / it->second);
   }
 
  private:
@@ -70,8 +82,9 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  benchmark::RegisterBenchmark("Sweep/tree", SweepKernel, false)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
-  benchmark::RegisterBenchmark("Sweep/block", SweepKernel, true)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+  benchmark::RegisterBenchmark("Sweep/tree", SweepKernel, Backend::Tree)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+  benchmark::RegisterBenchmark("Sweep/block", SweepKernel, Backend::Block)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+  benchmark::RegisterBenchmark("Sweep/compiled", SweepKernel, Backend::Compiled)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
   benchmark::Initialize(&argc, argv);
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

@@ -146,10 +146,6 @@ void BlockInterpreter::evaluate(const double* d, double* out, size_t n) const {
   }
 }
 
-std::unique_ptr<KernelEvaluator> makeEvaluator(const KernelProgram& program) {
-  return std::make_unique<BlockInterpreter>(program);
-}
-
 KernelProgram cosineSum(const std::vector<double>& amplitude, const std::vector<double>& omega,
                         const std::vector<double>& phase) {
   KernelProgram p;

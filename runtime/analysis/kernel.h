@@ -5,13 +5,13 @@
 // k(d) = 20*cos(2*pi*d/6) + 5*cos(2*pi*d/40 + 0.3). `posc repl` and `posc
 // analyze` lower expressions into a KernelProgram (nodes in topological
 // order, one input: the distance d) and evaluate it through the one seam
-// `KernelEvaluator::evaluate(d, out, n)`, so a faster backend (the LLVM JIT)
-// can replace the interpreters here without touching the callers.
+// `KernelEvaluator::evaluate(d, out, n)`.
 //
-// Two evaluators live here: a tree-walking interpreter (one point at a time,
-// recursion over the operands: simple, and the benchmark's baseline) and a
-// block interpreter that runs each node over a block of points, the loops
-// being plain arrays that the compiler vectorises.
+// Three evaluators: a tree-walking interpreter (one point at a time,
+// recursion over the operands: simple, and the benchmark's baseline), a block
+// interpreter that runs each node over a block of points, the loops being
+// plain arrays that the compiler vectorises, and the kernel compiled by LLVM
+// (compiler/jit's elementwise maps), which makeEvaluator prefers.
 #pragma once
 
 #include <cstddef>
@@ -108,8 +108,12 @@ class BlockInterpreter final : public KernelEvaluator {
   std::vector<char> unused_when_rotating_;  // per node: only feeds rotated Cos/Sin nodes
 };
 
-// The fastest evaluator this build has (the block interpreter until a JIT
-// backend is linked in).
+// The kernel compiled by LLVM into one vectorised loop (jit_evaluator.cpp),
+// or null when this build has no LLVM.
+std::unique_ptr<KernelEvaluator> makeCompiledEvaluator(const KernelProgram& program);
+
+// The fastest evaluator this build has: the compiled kernel, else the block
+// interpreter.
 std::unique_ptr<KernelEvaluator> makeEvaluator(const KernelProgram& program);
 
 // A sum of cosines, sum_m amplitude_m * cos(omega_m * d + phase_m), as a program.

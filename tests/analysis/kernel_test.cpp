@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "runtime/analysis/kernel.h"
 #include "runtime/analysis/sweep.h"
@@ -63,8 +64,8 @@ TEST(Kernel, RotationPathOnEvenGridsMatchesTheTreeInterpreter) {
   }(), 1e-12);
 }
 
-TEST(Kernel, EveryOperationMatchesBetweenInterpreters) {
-  // One program using every op: each node reads d so nothing folds away.
+// One program using every op: each node reads d so nothing folds away.
+KernelProgram everyOp() {
   KernelProgram p;
   int d = p.distance();
   int x = p.binary(Op::Mul, d, p.constant(0.01));
@@ -77,6 +78,11 @@ TEST(Kernel, EveryOperationMatchesBetweenInterpreters) {
     acc = p.binary(Op::Add, acc, p.binary(op, x, p.constant(0.5)));
   acc = p.binary(Op::Add, acc, p.binary(Op::Pow, p.unary(Op::Abs, x), p.constant(1.5)));
   p.select(p.binary(Op::Gt, d, p.constant(0)), acc, p.unary(Op::Neg, acc));
+  return p;
+}
+
+TEST(Kernel, EveryOperationMatchesBetweenInterpreters) {
+  KernelProgram p = everyOp();
   TreeInterpreter tree(p);
   BlockInterpreter block(p);
   const std::vector<double> ds = distanceGrid(-300, 300);
@@ -86,6 +92,26 @@ TEST(Kernel, EveryOperationMatchesBetweenInterpreters) {
   for (size_t i = 0; i < ds.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12 * std::max(1.0, std::fabs(a[i]))) << ds[i];
   // Hand value at d = 50 (x = 0.5): spot-check the select branch sign.
   EXPECT_GT(tree.at(50), 0);
+}
+
+TEST(Kernel, CompiledKernelMatchesTheTreeInterpreter) {
+  std::unique_ptr<KernelEvaluator> compiled = makeCompiledEvaluator(everyOp());
+  if (!compiled) GTEST_SKIP() << "built without LLVM";
+  TreeInterpreter tree(everyOp());
+  const std::vector<double> ds = distanceGrid(-300, 300, 0.25);
+  std::vector<double> a(ds.size()), b(ds.size());
+  tree.evaluate(ds.data(), a.data(), ds.size());
+  compiled->evaluate(ds.data(), b.data(), ds.size());
+  // libmvec's documented bound is 4 ulp per call; a few calls feed each value.
+  for (size_t i = 0; i < ds.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-12 * std::max(1.0, std::fabs(a[i]))) << ds[i];
+  // The two-term kernel against its closed form, through the evaluator the
+  // REPL and `posc analyze` get.
+  std::unique_ptr<KernelEvaluator> best = makeEvaluator(twoTerms());
+  EXPECT_EQ(best->name(), "LLVM-compiled kernel");
+  const std::vector<double> d2 = distanceGrid(-2000, 2000);
+  std::vector<double> k(d2.size());
+  best->evaluate(d2.data(), k.data(), d2.size());
+  for (size_t i = 0; i < d2.size(); ++i) EXPECT_NEAR(k[i], twoTermsAt(d2[i]), 1e-11) << d2[i];
 }
 
 TEST(Kernel, ConstantsFoldAndInliningSubstitutes) {

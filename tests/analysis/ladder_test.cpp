@@ -35,7 +35,9 @@ TEST(Ridge, PrimalAndDualFormsAgree) {
     FitResult r = fitLadder(l, s);
     EXPECT_LT(r.fit_residual, 1e-6) << terms;
     for (size_t i = 0; i < r.d.size(); ++i)
-      if (terms == 16 || std::fabs(r.d[i]) <= 20) EXPECT_NEAR(r.value[i], t.at(r.d[i]), 1e-4) << terms << " " << r.d[i];
+      if (terms == 16 || std::fabs(r.d[i]) <= 20) {
+        EXPECT_NEAR(r.value[i], t.at(r.d[i]), 1e-4) << terms << " " << r.d[i];
+      }
     // The fitted program reproduces the fitted values.
     TreeInterpreter fitted(r.program());
     EXPECT_NEAR(fitted.at(113), r.value[113 + 200], 1e-9);
