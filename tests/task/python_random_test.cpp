@@ -1,11 +1,9 @@
 // PythonRandom against the MT19937 reference vector and CPython's documented
 // drawing rules, and adderBoardPairs() against the leaderboard's published
-// 10,010 cases (the CSV is optional; key pairs are also checked inline).
+// 10,010 cases (every row, through a hash of the published CSV text).
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -85,34 +83,17 @@ TEST(AdderBoard, HasEdgeCasesThenKnownRandomPairs) {
   }
 }
 
+// The leaderboard publishes its 10,010 cases as a CSV file (columns a, b,
+// sum; 333,114 bytes, LF line ends). Its FNV-1a 64-bit hash was taken from
+// that file; the same text generated from adderBoardPairs() must hash alike,
+// which checks every row without shipping the file.
 TEST(AdderBoard, MatchesPublishedCsv) {
-  const std::string path = std::string(POSC_SOURCE_DIR) + "/../shared/data/adder10_cases.csv";
-  std::ifstream in(path);
-  if (!in) GTEST_SKIP() << "published cases not found at " << path;
-  std::string line;
-  ASSERT_TRUE(std::getline(in, line));
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  EXPECT_EQ(line, "a,b,sum");
-  const auto pairs = adderBoardPairs();
-  size_t row = 0;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    std::istringstream fields(line);
-    std::string a_text, b_text, sum_text;
-    ASSERT_TRUE(std::getline(fields, a_text, ',') && std::getline(fields, b_text, ',') &&
-                std::getline(fields, sum_text))
-        << "malformed row " << row << ": " << line;
-    const uint64_t a = std::stoull(a_text);
-    const uint64_t b = std::stoull(b_text);
-    const uint64_t sum = std::stoull(sum_text);
-    ASSERT_LT(row, pairs.size()) << "CSV has more rows than adderBoardPairs()";
-    ASSERT_EQ(pairs[row].first, a) << "row " << row;
-    ASSERT_EQ(pairs[row].second, b) << "row " << row;
-    ASSERT_EQ(sum, a + b) << "row " << row;
-    ++row;
-  }
-  EXPECT_EQ(row, pairs.size());
+  std::string text = "a,b,sum\n";
+  for (const auto& [a, b] : adderBoardPairs()) text += std::to_string(a) + "," + std::to_string(b) + "," + std::to_string(a + b) + "\n";
+  EXPECT_EQ(text.size(), 333114u);
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ull;
+  EXPECT_EQ(hash, 0xf20b46460e1d2831ull);
 }
 
 }  // namespace
