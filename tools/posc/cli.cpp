@@ -101,7 +101,10 @@ driver::CompileRequest requestFor(const ExperimentOptions& o, const std::string&
 
 std::string usage() {
   std::string s = "posc - experiments on position, distance and length generalisation\n\nusage:\n";
-  for (const Command* c : commands()) s += fmt::format("  {:<34} {}\n", c->synopsis, c->summary);
+  for (const Command* c : commands()) {
+    if (c->synopsis.size() <= 34) s += fmt::format("  {:<34} {}\n", c->synopsis, c->summary);
+    else s += fmt::format("  {}\n  {:<34} {}\n", c->synopsis, "", c->summary);
+  }
   s += fmt::format("  {:<34} {}\n", "posc help settings", "list every task/model/train/eval setting");
   s += fmt::format("  {:<34} {}\n", "posc help probes", "list the probes and their arguments");
   s += fmt::format("  {:<34} {}\n", "posc --version", "version and the BLAS kernels in use");
