@@ -9,35 +9,14 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/common/run_posc.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Result posc(const std::string& args) {
-  fs::path dir = fs::path(testing::TempDir()) / "posc_handset_cli";
-  fs::create_directories(dir);
-  const fs::path out = dir / "stdout", err = dir / "stderr";
-  std::string cmd = "cd '" POSC_SOURCE_DIR "' && '" POSC_BINARY "' " + args + " >'" + out.string() + "' 2>'" +
-                    err.string() + "'";
-  int raw = std::system(cmd.c_str());
-  Result r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+using Result = posc::testing::PoscResult;
+using posc::testing::runPosc;  // `posc ARGS` from the source folder, stdout and stderr captured
 
 void expectContains(const std::string& text, const std::string& part) {
   EXPECT_NE(text.find(part), std::string::npos) << "missing: " << part << "\nin:\n" << text;
@@ -48,7 +27,7 @@ void expectContains(const std::string& text, const std::string& part) {
 TEST(HandsetCli, RunPrintsFullAccuracyAndEveryCount) {
   fs::path out = fs::path(testing::TempDir()) / "posc_handset_run";
   fs::remove_all(out);
-  Result r = posc("run examples/adder/handset.pos --out '" + out.string() + "'");
+  Result r = runPosc("run examples/adder/handset.pos --out '" + out.string() + "'");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   expectContains(r.out, "protocol adderboard: 10010 / 10010 correct (100.00%)");
   expectContains(r.out, "dense                     169");
@@ -56,18 +35,18 @@ TEST(HandsetCli, RunPrintsFullAccuracyAndEveryCount) {
   expectContains(r.out, "excluding identities       35");
   expectContains(r.out, "unique after tying         36");
   expectContains(r.out, "ALiBi slopes                1");
-  EXPECT_EQ(slurp(out / "failures.csv"), "a,b,expected,got\n");
-  expectContains(slurp(out / "summary.md"), "10010 / 10010 correct (100.00%)");
-  expectContains(slurp(out / "parameters.txt"), "excluding identities       35");
-  expectContains(slurp(out / "plan.txt"), "model hand-set");
+  EXPECT_EQ(posc::testing::readFile(out / "failures.csv"), "a,b,expected,got\n");
+  expectContains(posc::testing::readFile(out / "summary.md"), "10010 / 10010 correct (100.00%)");
+  expectContains(posc::testing::readFile(out / "parameters.txt"), "excluding identities       35");
+  expectContains(posc::testing::readFile(out / "plan.txt"), "model hand-set");
 }
 
 TEST(HandsetCli, ParamsCommand) {
-  Result r = posc("params examples/adder/handset.pos");
+  Result r = runPosc("params examples/adder/handset.pos");
   ASSERT_EQ(r.status, 0) << r.err;
   expectContains(r.out, "excluding identities       35");
   expectContains(r.out, "layer 1 query_bias");
-  Result trained = posc("params examples/quickstart.pos");
+  Result trained = runPosc("params examples/quickstart.pos");
   EXPECT_EQ(trained.status, 2);
   expectContains(trained.err, "has no written weights");
 }
@@ -75,11 +54,11 @@ TEST(HandsetCli, ParamsCommand) {
 TEST(HandsetCli, ExportOnnxWritesACheckedGraph) {
   fs::path model = fs::path(testing::TempDir()) / "posc_handset.onnx";
   fs::remove(model);
-  Result r = posc("export onnx examples/adder/handset.pos -o '" + model.string() + "'");
+  Result r = runPosc("export onnx examples/adder/handset.pos -o '" + model.string() + "'");
   ASSERT_EQ(r.status, 0) << r.err;
   expectContains(r.out, "checked by ONNX's checker");
   // A protobuf ModelProto starts with field 1 (ir_version, varint): byte 0x08.
-  const std::string bytes = slurp(model);
+  const std::string bytes = posc::testing::readFile(model);
   ASSERT_GT(bytes.size(), 1000u);
   EXPECT_EQ(bytes[0], '\x08');
   // Operator types and tensor names are stored as plain strings.
@@ -88,7 +67,7 @@ TEST(HandsetCli, ExportOnnxWritesACheckedGraph) {
 }
 
 TEST(HandsetCli, ExportNeedsAnOutput) {
-  Result r = posc("export onnx examples/adder/handset.pos");
+  Result r = runPosc("export onnx examples/adder/handset.pos");
   EXPECT_EQ(r.status, 2);
   expectContains(r.err, "needs -o");
 }
@@ -98,13 +77,13 @@ TEST(HandsetCli, WeightErrorsExitTwoAndWriteNothing) {
     SCOPED_TRACE(file);
     fs::path out = fs::path(testing::TempDir()) / "posc_handset_failed";
     fs::remove_all(out);
-    Result r = posc(std::string("run tests/golden/diagnostics/") + file + ".pos --out '" + out.string() + "'");
+    Result r = runPosc(std::string("run tests/golden/diagnostics/") + file + ".pos --out '" + out.string() + "'");
     EXPECT_EQ(r.status, 2) << r.out << r.err;
     expectContains(r.err, std::string(file) + ".pos:");
     expectContains(r.err, "^");
     EXPECT_FALSE(fs::exists(out));
     fs::path model = fs::path(testing::TempDir()) / "posc_handset_failed.onnx";
-    Result e = posc(std::string("export onnx tests/golden/diagnostics/") + file + ".pos -o '" + model.string() + "'");
+    Result e = runPosc(std::string("export onnx tests/golden/diagnostics/") + file + ".pos -o '" + model.string() + "'");
     EXPECT_EQ(e.status, 2);
     EXPECT_FALSE(fs::exists(model));
   }
@@ -114,10 +93,10 @@ TEST(HandsetCli, TrainedModelsAreScoredOnTheSameCases) {
   // eval.protocol = adderboard on a trained model: one row of 10,010 cases.
   fs::path out = fs::path(testing::TempDir()) / "posc_trained_tiny";
   fs::remove_all(out);
-  Result r = posc("run examples/adder/trained_tiny.pos --steps 20 --no-progress --out '" + out.string() + "'");
+  Result r = runPosc("run examples/adder/trained_tiny.pos --steps 20 --no-progress --out '" + out.string() + "'");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   expectContains(r.err, "trained_tiny: 804 parameters");
-  const std::string csv = slurp(out / "accuracy.csv");
+  const std::string csv = posc::testing::readFile(out / "accuracy.csv");
   expectContains(csv, "seed,digits,correct,total,accuracy\n0,10,");
   expectContains(csv, ",10010,");
 }

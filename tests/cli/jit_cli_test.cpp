@@ -7,38 +7,19 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/common/run_posc.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out, err;
-};
-
-Result posc(const std::string& args) {
-  fs::path dir = fs::path(testing::TempDir()) / "posc_jit_cli";
-  fs::create_directories(dir);
-  std::string out = (dir / "stdout").string(), err = (dir / "stderr").string();
-  std::string cmd = "cd '" POSC_SOURCE_DIR "' && '" POSC_BINARY "' " + args + " >'" + out + "' 2>'" + err + "'";
-  int raw = std::system(cmd.c_str());
-  Result r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  auto slurp = [](const std::string& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+using Result = posc::testing::PoscResult;
+using posc::testing::runPosc;  // `posc ARGS` from the source folder, stdout and stderr captured
 
 }  // namespace
 
 TEST(JitCli, EmitLlvmPrintsTheVectorisedKernel) {
-  Result r = posc("emit llvm examples/quickstart.pos");
+  Result r = runPosc("emit llvm examples/quickstart.pos");
   if (r.status == 2 && r.err.find("built without LLVM") != std::string::npos) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.status, 0) << r.err;
   // The header names the score term; the module defines forward and backward.
@@ -51,14 +32,14 @@ TEST(JitCli, EmitLlvmPrintsTheVectorisedKernel) {
 }
 
 TEST(JitCli, JitFlagIsCheckedAndErrorsLeaveNothing) {
-  Result r = posc("run examples/quickstart.pos --jit maybe --out /nonexistent/never");
+  Result r = runPosc("run examples/quickstart.pos --jit maybe --out /nonexistent/never");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--jit takes on or off, not 'maybe'"), std::string::npos) << r.err;
   fs::path out = fs::path(testing::TempDir()) / "posc_jit_cuda";
   fs::remove_all(out);
   // The fused kernels are CPU-only: asking for them on CUDA is a user error
   // (exit 2) unless CUDA itself is missing, which is reported first.
-  Result c = posc("run examples/quickstart.pos --device cuda --jit on --out '" + out.string() + "'");
+  Result c = runPosc("run examples/quickstart.pos --device cuda --jit on --out '" + out.string() + "'");
   EXPECT_EQ(c.status, 2) << c.err;
   EXPECT_FALSE(fs::exists(out / "plan.txt"));
 }
