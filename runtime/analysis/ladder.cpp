@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
+#include <utility>
 
 namespace posc::analysis {
 
@@ -54,6 +55,18 @@ std::vector<double> solveCholesky(std::vector<double> a, std::vector<double> b, 
     b[i] = s / a[i * n + i];
   }
   return b;
+}
+
+std::vector<Ladder> studyLadders() {
+  std::vector<Ladder> out;
+  for (auto [kind, terms] : {std::pair{Ladder::Kind::Geometric, 16}, {Ladder::Kind::Geometric, 2000},
+                             {Ladder::Kind::Harmonic, 256}, {Ladder::Kind::Harmonic, 2000}}) {
+    Ladder l;
+    l.kind = kind;
+    l.terms = terms;
+    out.push_back(l);
+  }
+  return out;
 }
 
 FitResult fitLadder(const Ladder& ladder, const FitSettings& settings) {

@@ -34,6 +34,10 @@ struct Ladder {
   std::string describe() const;  // "RoPE geometric, base 10000" / "harmonic, period 4000"
 };
 
+// The four ladders of the study's ridge-fit table, in its row order:
+// geometric with 16 and 2000 terms, harmonic (period 4000) with 256 and 2000.
+std::vector<Ladder> studyLadders();
+
 struct FitSettings {
   int train = 20;        // training distances -train..train
   int range = 2000;      // evaluation distances -range..range

@@ -143,13 +143,9 @@ struct Runner {
       settings.ridge = *ridge;
       std::vector<analysis::FitResult> fits;
       try {
-        for (auto [kind, terms] : {std::pair{analysis::Ladder::Kind::Geometric, 16}, {analysis::Ladder::Kind::Geometric, 2000},
-                                   {analysis::Ladder::Kind::Harmonic, 256}, {analysis::Ladder::Kind::Harmonic, 2000}}) {
-          analysis::Ladder l;
-          l.kind = kind;
-          l.terms = terms;
+        for (const analysis::Ladder& l : analysis::studyLadders()) {
           fits.push_back(analysis::fitLadder(l, settings));
-          add(fmt::format("ridge_{}_{}.svg", kind == analysis::Ladder::Kind::Geometric ? "geometric" : "harmonic", terms),
+          add(fmt::format("ridge_{}_{}.svg", l.kind == analysis::Ladder::Kind::Geometric ? "geometric" : "harmonic", l.terms),
               plot::renderSvg(analysis::ridgeFigure(fits.back())));
         }
       } catch (const std::exception& x) {

@@ -287,13 +287,7 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
     settings.ridge = *ridge;
     std::vector<analysis::FitResult> fits;
     try {
-      for (auto [kind, terms] : {std::pair{analysis::Ladder::Kind::Geometric, 16}, {analysis::Ladder::Kind::Geometric, 2000},
-                                 {analysis::Ladder::Kind::Harmonic, 256}, {analysis::Ladder::Kind::Harmonic, 2000}}) {
-        analysis::Ladder l;
-        l.kind = kind;
-        l.terms = terms;
-        fits.push_back(analysis::fitLadder(l, settings));
-      }
+      for (const analysis::Ladder& l : analysis::studyLadders()) fits.push_back(analysis::fitLadder(l, settings));
     } catch (const std::exception& x) {
       args.error(line->range, x.what());
       return finish();
