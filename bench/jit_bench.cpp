@@ -23,6 +23,7 @@
 
 #include <map>
 
+#include "bench/decay_attention.h"
 #include "compiler/formula/formula.h"
 #include "compiler/jit/kernels.h"
 #include "runtime/model/attention.h"
@@ -32,46 +33,9 @@
 namespace {
 
 using namespace posc;
-using Op = plan::FormulaNode::Op;
 
 plan::AttentionPlan decayAttention(int heads, double scale = 1.0) {
-  plan::AttentionPlan a;
-  plan::Param rate;
-  rate.name = "decay.rate";
-  rate.per_head = true;
-  rate.learned = true;
-  for (int h = 0; h < heads; ++h) rate.init.push_back(0.5 - 0.45 * h / std::max(1, heads - 1));
-  a.params.push_back(rate);
-  plan::Formula f;
-  auto node = [&](Op op, int x = -1, int y = -1) {
-    plan::FormulaNode n;
-    n.op = op;
-    n.a = x;
-    n.b = y;
-    f.nodes.push_back(n);
-    return static_cast<int>(f.nodes.size() - 1);
-  };
-  int s = node(Op::Score);
-  int r = node(Op::Param);
-  f.nodes[static_cast<size_t>(r)].param = 0;
-  int q = node(Op::QChannel);
-  f.nodes[static_cast<size_t>(q)].channel = plan::Channel::Column;
-  int k = node(Op::KChannel);
-  f.nodes[static_cast<size_t>(k)].channel = plan::Channel::Column;
-  int d = node(Op::Abs, node(Op::Sub, q, k));
-  if (scale != 1.0) {
-    int c = node(Op::Const);
-    f.nodes[static_cast<size_t>(c)].value = scale;
-    d = node(Op::Mul, c, d);
-  }
-  int e = node(Op::Exp, node(Op::Mul, node(Op::Neg, r), d));
-  node(Op::Mul, s, e);
-  plan::ScoreTerm t;
-  t.name = "decay";
-  t.formula = f;
-  t.exempt_keys.insert(plan::TokenKind::Separator);
-  a.score_terms.push_back(t);
-  return a;
+  return bench::decayAttention(heads, /*learned=*/true, scale);
 }
 
 struct AttentionInputs {

@@ -18,6 +18,7 @@
 
 #include <map>
 
+#include "bench/decay_attention.h"
 #include "runtime/eval/greedy.h"
 #include "runtime/train/trainer.h"
 
@@ -47,37 +48,9 @@ plan::ExperimentPlan makePlan(bool study_size, const std::string& encoding) {
     p.attention.rotations = {row, col};
   }
   if (encoding == "rope2d_decay") {
-    plan::Param rate;
-    rate.name = "decay.rate";
-    rate.per_head = true;
-    for (int h = 0; h < p.model.heads; ++h) rate.init.push_back(0.5 - 0.45 * h / std::max(1, p.model.heads - 1));
-    p.attention.params.push_back(rate);
-    // s * exp(-rate[h] * abs(q.column - k.column)), separator keys exempt
-    using Op = plan::FormulaNode::Op;
-    plan::Formula f;
-    auto node = [&](Op op, int a = -1, int b = -1) {
-      plan::FormulaNode n;
-      n.op = op;
-      n.a = a;
-      n.b = b;
-      f.nodes.push_back(n);
-      return static_cast<int>(f.nodes.size() - 1);
-    };
-    int s = node(Op::Score);
-    int r = node(Op::Param);
-    f.nodes[static_cast<size_t>(r)].param = 0;
-    int q = node(Op::QChannel);
-    f.nodes[static_cast<size_t>(q)].channel = plan::Channel::Column;
-    int k = node(Op::KChannel);
-    f.nodes[static_cast<size_t>(k)].channel = plan::Channel::Column;
-    int d = node(Op::Abs, node(Op::Sub, q, k));
-    int e = node(Op::Exp, node(Op::Mul, node(Op::Neg, r), d));
-    node(Op::Mul, s, e);
-    plan::ScoreTerm t;
-    t.name = "decay";
-    t.formula = f;
-    t.exempt_keys.insert(plan::TokenKind::Separator);
-    p.attention.score_terms.push_back(t);
+    plan::AttentionPlan decay = bench::decayAttention(p.model.heads, /*learned=*/false);
+    p.attention.params = decay.params;
+    p.attention.score_terms = decay.score_terms;
   }
   return p;
 }
