@@ -5,9 +5,11 @@
 // Here an attention's whole chain of score terms, their exemptions and head
 // selections, the causal mask and the row softmax (standard or softmax1, with
 // or without a null slot) become one generated function per (batch, head)
-// block, optimised at O3 with loop vectorisation for the host CPU; a second
+// block, optimised with loop vectorisation for the host CPU; a second
 // generated function is its backward pass, built from symbolic derivatives of
-// the term chain (compiler/formula). exp, log, sin, cos and pow vectorise
+// the term chain (compiler/formula), compiled the first time it is needed
+// (evaluation and probes never need it; a new formula's forward kernel is
+// ready in about half the time of the pair). exp, log, sin, cos and pow vectorise
 // through glibc's libmvec (LLVM's LIBMVEC-X86 vector-library mapping); its
 // documented maximum error is 4 ulp, and tests/jit checks it against libm.
 //
@@ -22,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,18 +82,46 @@ using BackwardFn = void (*)(const T* scores, const T* probs, const T* gprobs, T*
                             T* gparams, const T* qch, const T* kch, const T* params, int64_t Lq,
                             int64_t Lk, int64_t head);
 
-struct AttentionKernel {
-  void* forward = nullptr;   // ForwardFn<T>
-  void* backward = nullptr;  // BackwardFn<T>
-  std::string ir;            // optimised LLVM IR of both functions
-  std::string key;           // the canonical specialisation text
-  uint64_t hash = 0;         // hashText(key)
-  double compile_ms = 0.0;   // time spent generating, optimising and linking
+class AttentionKernel {
+ public:
+  AttentionKernel();
+  ~AttentionKernel();
+  AttentionKernel(const AttentionKernel&) = delete;
+  AttentionKernel& operator=(const AttentionKernel&) = delete;
+
+  std::string key;          // the canonical specialisation text
+  uint64_t hash = 0;        // hashText(key)
+  double compile_ms = 0.0;  // until the first forward function was ready
+
+  // ForwardFn<T>. A new kernel's forward function is first compiled at the
+  // quick tier (the same optimised IR, cheaper machine-code generation) and
+  // recompiled at the optimised tier on the JIT's background thread; this
+  // returns the optimised code once it is in place. Both compute the same
+  // values (tests/jit checks they agree bit for bit).
+  void* forward() const;
+  void* quickForward() const { return quick_forward; }
+  void* optimisedForward() const;  // null until the background compile is done
+  double optimisedCompileMs() const;
+
+  // BackwardFn<T>, compiled (optimised tier) on the first call; thread-safe,
+  // later calls cost an atomic load. Throws std::runtime_error if LLVM fails.
+  void* backward() const;
+  // Time the backward function took to compile; 0 until it has been.
+  double backwardCompileMs() const;
+
+  struct Lazy;  // the spec, and the functions compiled later (attention_codegen.cpp)
+  std::unique_ptr<Lazy> lazy;
+  void* quick_forward = nullptr;
 };
 
-// Compiles (or finds in the cache) the kernel pair for `spec`. Thread-safe.
-// The reference stays valid for the life of the process.
+// Compiles (or finds in the cache) the forward kernel for `spec`; its
+// backward follows on demand. Thread-safe. The reference stays valid for the
+// life of the process.
 const AttentionKernel& compileAttention(const AttentionSpec& spec);
+
+// The optimised LLVM IR of the forward and backward functions for `spec`
+// (`posc emit llvm`, tests). Generated afresh, not cached, not linked.
+std::string attentionIR(const AttentionSpec& spec);
 
 // A compiled elementwise map of one formula expression over variable arrays
 // (for the REPL): out[i] = f(vars[0][i], vars[1][i], ...), i < n, in double
@@ -100,14 +131,46 @@ const AttentionKernel& compileAttention(const AttentionSpec& spec);
 struct MapKernel {
   using Fn = void (*)(const double* const* vars, double* out, int64_t n);
   Fn fn = nullptr;
-  std::string ir;
   uint64_t hash = 0;
   double compile_ms = 0.0;
 };
 const MapKernel& compileMap(const formula::Graph& g, formula::NodeId root, int var_count);
+// The optimised IR of that map (not cached, not linked).
+std::string mapIR(const formula::Graph& g, formula::NodeId root, int var_count);
+
+// A compiled sweep of one expression of variable 0 over an evenly spaced
+// grid, in double precision: out[i] = f(d0 + i * step), i < n. The kernel
+// sweeps of `posc repl` and `posc analyze` are of this kind, and a head's
+// kernel is mostly cosines of arguments affine in the distance,
+// cos(w d + phi), which a grid makes cheap: consecutive values differ by a
+// fixed rotation. So every cos or sin whose argument is affine in the
+// variable (slope w and offset phi constant after folding) is computed by
+// rotation instead of a call: the generated code works on vectors of V
+// points (V = 8 doubles on AVX-512 hosts, 4 on AVX2, else 2), computes
+// cos/sin directly (libm) at the start of each block of 64 vectors, spreads
+// them over the V lanes with one exact rotation, and steps each vector to the
+// next by the angle-addition formulas (4 multiplications, 2 additions per
+// term). Rounding from at most 64 rotations is a few 1e-15 of the term's
+// amplitude (tests/jit compares against libm). Everything else in the
+// expression is evaluated on the vectors, its exp/log/sin/cos/pow through
+// libmvec's variants of width V.
+struct GridKernel {
+  using Fn = void (*)(double d0, double step, double* out, int64_t n);
+  Fn fn = nullptr;
+  uint64_t hash = 0;
+  double compile_ms = 0.0;
+  int rotated = 0;  // distinct trig arguments computed by rotation
+  int width = 0;    // V
+};
+const GridKernel& compileGrid(const formula::Graph& g, formula::NodeId root);
+std::string gridIR(const formula::Graph& g, formula::NodeId root);
 
 // Number of distinct kernels compiled so far (attention and map), for tests
 // of the cache.
 size_t compiledKernelCount();
+
+// Blocks until the background recompilations requested so far are done (so
+// benchmarks time optimised code from their first iteration).
+void finishBackgroundCompiles();
 
 }  // namespace posc::jit

@@ -14,7 +14,22 @@ namespace {
 
 bool available() { return false; }
 const AttentionKernel& compileAttention(const AttentionSpec&) { unavailable(); }
+std::string attentionIR(const AttentionSpec&) { unavailable(); }
 const MapKernel& compileMap(const formula::Graph&, formula::NodeId, int) { unavailable(); }
+std::string mapIR(const formula::Graph&, formula::NodeId, int) { unavailable(); }
+const GridKernel& compileGrid(const formula::Graph&, formula::NodeId) { unavailable(); }
+std::string gridIR(const formula::Graph&, formula::NodeId) { unavailable(); }
+
+// No AttentionKernel is ever made here; these keep the class complete.
+struct AttentionKernel::Lazy {};
+AttentionKernel::AttentionKernel() = default;
+AttentionKernel::~AttentionKernel() = default;
+void* AttentionKernel::backward() const { unavailable(); }
+void* AttentionKernel::forward() const { unavailable(); }
+void* AttentionKernel::optimisedForward() const { return nullptr; }
+double AttentionKernel::optimisedCompileMs() const { return 0.0; }
+void finishBackgroundCompiles() {}
+double AttentionKernel::backwardCompileMs() const { return 0.0; }
 size_t compiledKernelCount() { return 0; }
 
 }  // namespace posc::jit

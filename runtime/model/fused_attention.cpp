@@ -31,7 +31,7 @@ int64_t runForward(const jit::AttentionKernel& k, const torch::Tensor& s, torch:
                    const torch::Tensor& qch, const torch::Tensor& kch, const torch::Tensor& table) {
   const int64_t B = s.size(0), H = s.size(1), Lq = s.size(2), Lk = s.size(3), W = probs.size(3);
   const int64_t P = table.size(1), C = qch.size(1);
-  auto fn = reinterpret_cast<jit::ForwardFn<T>>(k.forward);
+  auto fn = reinterpret_cast<jit::ForwardFn<T>>(k.forward());
   const T* sp = s.data_ptr<T>();
   T* pp = probs.data_ptr<T>();
   const T* qp = qch.data_ptr<T>();
@@ -56,7 +56,7 @@ void runBackward(const jit::AttentionKernel& k, const torch::Tensor& s, const to
                  const torch::Tensor& qch, const torch::Tensor& kch, const torch::Tensor& table) {
   const int64_t B = s.size(0), H = s.size(1), Lq = s.size(2), Lk = s.size(3), W = probs.size(3);
   const int64_t P = table.size(1), C = qch.size(1);
-  auto fn = reinterpret_cast<jit::BackwardFn<T>>(k.backward);
+  auto fn = reinterpret_cast<jit::BackwardFn<T>>(k.backward());  // compiled on first use
   const T* sp = s.data_ptr<T>();
   const T* pp = probs.data_ptr<T>();
   const T* gp = gprobs.data_ptr<T>();

@@ -111,7 +111,7 @@ std::vector<double> runForward(const jit::AttentionKernel& k, const jit::Attenti
   const int W = b.Lk + (spec.null_slot ? 1 : 0);
   auto s = cast<T>(b.scores), q = cast<T>(b.qch), kk = cast<T>(b.kch), p = cast<T>(b.params);
   std::vector<T> out(b.Lq * W, T(-1));
-  auto fn = reinterpret_cast<jit::ForwardFn<T>>(k.forward);
+  auto fn = reinterpret_cast<jit::ForwardFn<T>>(k.forward());
   int64_t r = fn(s.data(), out.data(), q.data(), kk.data(), p.data(), b.Lq, b.Lk, head);
   if (bad) *bad = r;
   return std::vector<double>(out.begin(), out.end());
@@ -182,7 +182,7 @@ TEST_P(AttentionKernelTest, BackwardMatchesFiniteDifferencesInF64) {
   };
   auto probs = runForward<double>(k, spec, b, head);
   std::vector<double> gscores(b.Lq * b.Lk, -7.0), gparams = {0.5, 0.0};
-  reinterpret_cast<jit::BackwardFn<double>>(k.backward)(
+  reinterpret_cast<jit::BackwardFn<double>>(k.backward())(
       b.scores.data(), probs.data(), w.data(), gscores.data(), gparams.data(), b.qch.data(),
       b.kch.data(), b.params.data(), b.Lq, b.Lk, head);
   const double h = 1e-6;
@@ -234,7 +234,8 @@ TEST(AttentionKernel, CachedBySpecialisation) {
   EXPECT_NE(a.hash, c.hash);
   EXPECT_EQ(jit::compiledKernelCount(), n + 1);
   // The optimised IR calls libmvec's vector exp: the row passes vectorised.
-  EXPECT_NE(a.ir.find("_ZGV"), std::string::npos) << a.ir;
+  const std::string ir = jit::attentionIR(spec);
+  EXPECT_NE(ir.find("_ZGV"), std::string::npos) << ir;
 }
 
 // libmvec against libm, through a compiled map. glibc documents at most 4 ulp
@@ -255,7 +256,7 @@ TEST(MapKernel, VectorMathWithinFourUlpOfLibm) {
     formula::Graph g;
     NodeId root = g.unary(c.op, g.leaf(Op::Var, 0));
     const auto& k = jit::compileMap(g, root, 1);
-    EXPECT_NE(k.ir.find("_ZGV"), std::string::npos) << formula::opName(c.op);
+    EXPECT_NE(jit::mapIR(g, root, 1).find("_ZGV"), std::string::npos) << formula::opName(c.op);
     const int n = 200000;
     std::vector<double> x(n), y(n);
     for (int i = 0; i < n; ++i) {
@@ -296,4 +297,134 @@ TEST(MapKernel, SixteenTermCosineSumMatchesInterpreter) {
   }
   formula::Graph bad;
   EXPECT_THROW(jit::compileMap(bad, bad.leaf(Op::Score), 1), std::invalid_argument);
+}
+
+// Grid kernels: cosines and sines of affine arguments by rotation, the rest on
+// vectors through libmvec. The reference is the formula interpreter (libm) at
+// the same distances d0 + i h.
+namespace {
+
+struct GridCase {
+  formula::Graph g;
+  NodeId root = -1;
+  int affine_arguments = 0;
+};
+
+// The benchmark's 16-term RoPE-like kernel, a sine sharing one cosine's
+// argument, a non-affine cosine and a decay envelope (left to libmvec).
+GridCase mixedKernel() {
+  GridCase c;
+  auto& g = c.g;
+  NodeId d = g.leaf(Op::Var, 0), sum = g.constant(0.0);
+  for (int m = 0; m < 16; ++m) {
+    NodeId arg = g.binary(Op::Add, g.binary(Op::Mul, g.constant(std::pow(10000.0, -m / 16.0)), d),
+                          g.constant(0.1 * m));
+    sum = g.binary(Op::Add, sum, g.binary(Op::Mul, g.constant(1.0 + 0.25 * m), g.unary(Op::Cos, arg)));
+  }
+  // 3 sin(2 pi d / 6 - 1): the same argument form through Div and Sub.
+  NodeId arg6 = g.binary(Op::Sub, g.binary(Op::Div, g.binary(Op::Mul, g.constant(2 * M_PI), d), g.constant(6.0)),
+                         g.constant(1.0));
+  sum = g.binary(Op::Add, sum, g.binary(Op::Mul, g.constant(3.0), g.unary(Op::Sin, arg6)));
+  sum = g.binary(Op::Add, sum, g.unary(Op::Cos, arg6));  // shares the rotation of the sine
+  // cos(1e-4 d^2): not affine, a libmvec call.
+  sum = g.binary(Op::Add, sum, g.unary(Op::Cos, g.binary(Op::Mul, g.constant(1e-4), g.binary(Op::Mul, d, d))));
+  c.root = g.binary(Op::Mul, sum, g.unary(Op::Exp, g.binary(Op::Mul, g.constant(-1e-5), g.unary(Op::Abs, d))));
+  c.affine_arguments = 17;
+  return c;
+}
+
+double worstGridError(const GridCase& c, double d0, double h, int64_t n) {
+  const auto& k = jit::compileGrid(c.g, c.root);
+  std::vector<double> y(static_cast<size_t>(n) + 1, 12345.0);  // one guard value past the end
+  k.fn(d0, h, y.data(), n);
+  EXPECT_EQ(y.back(), 12345.0) << "wrote past n = " << n;
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    formula::Env e;
+    e.vars = {d0 + static_cast<double>(i) * h};
+    worst = std::max(worst, std::fabs(y[static_cast<size_t>(i)] - formula::interpret(c.g, c.root, e)));
+  }
+  return worst;
+}
+
+}  // namespace
+
+TEST(GridKernel, RotationMatchesLibmOverTheBenchmarkRange) {
+  if (!jit::available()) GTEST_SKIP() << "built without LLVM";
+  GridCase c = mixedKernel();
+  const auto& k = jit::compileGrid(c.g, c.root);
+  EXPECT_EQ(k.rotated, c.affine_arguments);
+  EXPECT_TRUE(k.width == 2 || k.width == 4 || k.width == 8) << k.width;
+  // Amplitudes sum to ~55; arguments reach 3.3e4 rad, where one ulp of the
+  // argument is 7e-12 and the two sides round it differently.
+  EXPECT_LT(worstGridError(c, -32768, 1.0, 65536), 1e-10);  // measured 2.4e-11
+  // A step that is not a whole number, and lengths that end mid-vector and
+  // mid-block; a grid of one point; an empty grid.
+  EXPECT_LT(worstGridError(c, -500.25, 0.37, 3001), 1e-11);
+  EXPECT_LT(worstGridError(c, 17, 1.0, 515), 1e-11);
+  EXPECT_LT(worstGridError(c, 3, 2.0, 1), 1e-12);
+  EXPECT_EQ(worstGridError(c, 3, 2.0, 0), 0.0);
+}
+
+TEST(GridKernel, KernelsWithoutAffineTrigAndCachingByFormula) {
+  if (!jit::available()) GTEST_SKIP() << "built without LLVM";
+  GridCase c;
+  NodeId d = c.g.leaf(Op::Var, 0);
+  c.root = c.g.binary(Op::Mul, c.g.unary(Op::Exp, c.g.binary(Op::Mul, c.g.constant(-0.05), c.g.unary(Op::Abs, d))),
+                      c.g.select(c.g.binary(Op::Gt, d, c.g.constant(0.0)), c.g.unary(Op::Log, c.g.binary(Op::Add, d, c.g.constant(1.0))), d));
+  const auto& k = jit::compileGrid(c.g, c.root);
+  EXPECT_EQ(k.rotated, 0);
+  EXPECT_LT(worstGridError(c, -100, 0.5, 401), 1e-12);
+  EXPECT_EQ(&jit::compileGrid(c.g, c.root), &k);
+  formula::Graph bad;
+  EXPECT_THROW(jit::compileGrid(bad, bad.binary(Op::Add, bad.leaf(Op::Var, 0), bad.leaf(Op::Var, 1))),
+               std::invalid_argument);
+  EXPECT_NE(jit::gridIR(c.g, c.root).find("define void @posc_grid_"), std::string::npos);
+}
+
+TEST(AttentionKernel, BackwardCompiledOnFirstUse) {
+  if (!jit::available()) GTEST_SKIP() << "built without LLVM";
+  auto spec = decaySpec(jit::DType::F64, plan::SoftmaxKind::Standard, true);
+  spec.terms[0].formula.nodes[4].op = plan::FormulaNode::Op::Add;  // q.c + k.c: a formula no other test compiles
+  const auto& k = jit::compileAttention(spec);
+  EXPECT_NE(k.forward(), nullptr);
+  EXPECT_EQ(k.backwardCompileMs(), 0.0);
+  void* b = k.backward();
+  EXPECT_NE(b, nullptr);
+  EXPECT_GT(k.backwardCompileMs(), 0.0);
+  EXPECT_EQ(k.backward(), b);
+}
+
+// The quick tier (cheap machine-code generation) and the optimised tier that
+// replaces it compile the same IR, so they must compute the same bits.
+TEST(AttentionKernel, QuickAndOptimisedTiersAgreeBitForBit) {
+  if (!jit::available()) GTEST_SKIP() << "built without LLVM";
+  for (auto dtype : {jit::DType::F32, jit::DType::F64}) {
+    auto spec = decaySpec(dtype, plan::SoftmaxKind::Softmax1, true);
+    spec.terms[1].formula.nodes[4].op = plan::FormulaNode::Op::Add;  // a formula no other test compiles
+    const auto& k = jit::compileAttention(spec);
+    ASSERT_NE(k.quickForward(), nullptr);
+    jit::finishBackgroundCompiles();
+    ASSERT_NE(k.optimisedForward(), nullptr);
+    EXPECT_NE(k.optimisedForward(), k.quickForward());
+    EXPECT_EQ(k.forward(), k.optimisedForward());
+    EXPECT_GT(k.optimisedCompileMs(), 0.0);
+    Block b = randomBlock(41, 57, 2, 21);
+    const int W = b.Lk + 1;
+    auto run = [&](void* fn) {
+      if (dtype == jit::DType::F64) {
+        std::vector<double> out(b.Lq * W);
+        reinterpret_cast<jit::ForwardFn<double>>(fn)(b.scores.data(), out.data(), b.qch.data(), b.kch.data(),
+                                                     b.params.data(), b.Lq, b.Lk, 1);
+        return std::vector<unsigned char>(reinterpret_cast<unsigned char*>(out.data()),
+                                          reinterpret_cast<unsigned char*>(out.data() + out.size()));
+      }
+      auto s = cast<float>(b.scores), q = cast<float>(b.qch), kk = cast<float>(b.kch), p = cast<float>(b.params);
+      std::vector<float> out(b.Lq * W);
+      reinterpret_cast<jit::ForwardFn<float>>(fn)(s.data(), out.data(), q.data(), kk.data(), p.data(), b.Lq, b.Lk, 1);
+      return std::vector<unsigned char>(reinterpret_cast<unsigned char*>(out.data()),
+                                        reinterpret_cast<unsigned char*>(out.data() + out.size()));
+    };
+    EXPECT_EQ(run(k.quickForward()), run(k.optimisedForward())) << (dtype == jit::DType::F64 ? "f64" : "f32");
+  }
 }
