@@ -125,8 +125,8 @@ TEST(FusedAttention, EveryExampleFormulaMatchesTheTensorLowering) {
         for (bool null_slot : {false, true}) {
           plan::AttentionPlan att = p.attention;
           att.null_slot = null_slot;
-          const int64_t L = dtype == torch::kFloat ? 600 : 160;
-          Inputs in = randomInputs(p, 2, L, null_slot, dtype);
+          // L = 600 in both; one sequence in f64 keeps the suite's time down.
+          Inputs in = randomInputs(p, dtype == torch::kFloat ? 2 : 1, 600, null_slot, dtype);
           Result ref = run(att, softmax, in, false);
           Result got = run(att, softmax, in, true);
           std::string what = key + (dtype == torch::kFloat ? " f32" : " f64") +
