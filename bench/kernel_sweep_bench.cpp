@@ -4,12 +4,15 @@
 //
 //   Sweep/tree:     the tree-walking interpreter (one point at a time) - the baseline
 //   Sweep/block:    the block interpreter (each node over 256 points at a time)
-//   Sweep/compiled: the kernel compiled by LLVM into one vectorised loop (what
-//                   `posc repl` and `posc analyze` use when built with LLVM)
+//   Sweep/compiled: the kernel compiled by LLVM into one vectorised loop over
+//                   an array of distances (libmvec's cos for every term)
+//   Sweep/compiled-grid: the kernel compiled by LLVM for an evenly spaced grid,
+//                   each cosine by rotation (jit::compileGrid) - what the
+//                   sweeps of `posc repl` and `posc analyze` use
 //
-// Each evaluates 65,536 distances per iteration on one thread; the counter is
-// evaluations per second, and the ratio lines compare each with the tree
-// interpreter in the same run.
+// Each evaluates 65,536 distances (-32768 .. 32767, step 1) per iteration on
+// one thread; the counter is evaluations per second, and the ratio lines
+// compare each with the tree interpreter in the same run.
 //
 // Run: build/bench/kernel_sweep_bench
 #include <benchmark/benchmark.h>
@@ -36,7 +39,7 @@ KernelProgram sixteenTerms() {
   return cosineSum(a, w, phi);
 }
 
-enum class Backend { Tree, Block, Compiled };
+enum class Backend { Tree, Block, Compiled, CompiledGrid };
 
 void SweepKernel(benchmark::State& state, Backend backend) {
   const KernelProgram program = sixteenTerms();
@@ -51,7 +54,8 @@ void SweepKernel(benchmark::State& state, Backend backend) {
   const std::vector<double> d = distanceGrid(-32768, 32767);
   std::vector<double> out(d.size());
   for (auto _ : state) {
-    kernel->evaluate(d.data(), out.data(), d.size());
+    if (backend == Backend::CompiledGrid) kernel->evaluateGrid(d.front(), 1.0, out.data(), d.size());
+    else kernel->evaluate(d.data(), out.data(), d.size());
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -59,7 +63,7 @@ void SweepKernel(benchmark::State& state, Backend backend) {
       benchmark::Counter(static_cast<double>(d.size()) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-// Prints the block interpreter's throughput as a multiple of the tree interpreter's.
+// Prints each backend's throughput as a multiple of the tree interpreter's.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
@@ -70,7 +74,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::Finalize();
     auto tree = times_.find("Sweep/tree");
     if (tree == times_.end()) return;
-    for (const char* other : {"Sweep/block", "Sweep/compiled"})
+    for (const char* other : {"Sweep/block", "Sweep/compiled", "Sweep/compiled-grid"})
       if (auto it = times_.find(other); it != times_.end() && it->second > 0)
         std::printf("ratio (same run): %s is %.2fx the throughput of Sweep/tree\n", other, tree->second / it->second);
   }
@@ -85,6 +89,9 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("Sweep/tree", SweepKernel, Backend::Tree)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
   benchmark::RegisterBenchmark("Sweep/block", SweepKernel, Backend::Block)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
   benchmark::RegisterBenchmark("Sweep/compiled", SweepKernel, Backend::Compiled)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+  benchmark::RegisterBenchmark("Sweep/compiled-grid", SweepKernel, Backend::CompiledGrid)
+      ->Unit(benchmark::kMicrosecond)
+      ->MinTime(1.0);
   benchmark::Initialize(&argc, argv);
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

@@ -3,8 +3,12 @@
 // A KernelProgram becomes a formula::Graph with the distance as variable 0
 // (the graph folds constants and shares common subexpressions again), and
 // jit::compileMap turns it into one vectorised loop (libmvec cos/sin/exp/log
-// through LLVM's vector-library mapping). Compiled maps are cached by the
-// graph's canonical text, so re-evaluating a kernel costs a lookup.
+// through LLVM's vector-library mapping). Sweeps over evenly spaced distances
+// go to jit::compileGrid instead, which computes cosines and sines of affine
+// arguments by rotation; it is compiled on the first such sweep. Compiled
+// kernels are cached by the graph's canonical text, so re-evaluating a kernel
+// costs a lookup.
+#include <atomic>
 #include <stdexcept>
 
 #include "compiler/formula/formula.h"
@@ -66,18 +70,28 @@ formula::NodeId toGraph(const KernelProgram& program, formula::Graph& g) {
 class JitEvaluator final : public KernelEvaluator {
  public:
   explicit JitEvaluator(const KernelProgram& program) {
-    formula::Graph g;
-    formula::NodeId root = toGraph(program, g);
-    fn_ = jit::compileMap(g, root, 1).fn;
+    root_ = toGraph(program, graph_);
+    map_ = jit::compileMap(graph_, root_, 1).fn;
   }
   void evaluate(const double* d, double* out, size_t n) const override {
     const double* vars[1] = {d};
-    fn_(vars, out, static_cast<int64_t>(n));
+    map_(vars, out, static_cast<int64_t>(n));
+  }
+  void evaluateGrid(double d0, double step, double* out, size_t n) const override {
+    auto fn = grid_.load(std::memory_order_acquire);
+    if (!fn) {
+      fn = jit::compileGrid(graph_, root_).fn;  // cached and thread-safe in compiler/jit
+      grid_.store(fn, std::memory_order_release);
+    }
+    fn(d0, step, out, static_cast<int64_t>(n));
   }
   std::string name() const override { return "LLVM-compiled kernel"; }
 
  private:
-  jit::MapKernel::Fn fn_ = nullptr;
+  formula::Graph graph_;
+  formula::NodeId root_ = -1;
+  jit::MapKernel::Fn map_ = nullptr;
+  mutable std::atomic<jit::GridKernel::Fn> grid_{nullptr};
 };
 
 }  // namespace

@@ -156,6 +156,12 @@ double TreeInterpreter::node(int i, double d) const {
 
 double TreeInterpreter::at(double d) const { return node(static_cast<int>(program_.nodes.size()) - 1, d); }
 
+void KernelEvaluator::evaluateGrid(double d0, double step, double* out, size_t n) const {
+  std::vector<double> d(n);
+  for (size_t i = 0; i < n; ++i) d[i] = d0 + static_cast<double>(i) * step;
+  evaluate(d.data(), out, n);
+}
+
 void TreeInterpreter::evaluate(const double* d, double* out, size_t n) const {
   for (size_t i = 0; i < n; ++i) out[i] = at(d[i]);
 }

@@ -11,7 +11,8 @@
 // recursion over the operands: simple, and the benchmark's baseline), a block
 // interpreter that runs each node over a block of points, the loops being
 // plain arrays that the compiler vectorises, and the kernel compiled by LLVM
-// (compiler/jit's elementwise maps), which makeEvaluator prefers.
+// (compiler/jit's elementwise maps and, for sweeps over evenly spaced
+// distances, its grid kernels), which makeEvaluator prefers.
 #pragma once
 
 #include <cstddef>
@@ -61,6 +62,10 @@ class KernelEvaluator {
   virtual ~KernelEvaluator() = default;
   // out[i] = kernel(d[i]) for i < n.
   virtual void evaluate(const double* d, double* out, size_t n) const = 0;
+  // out[i] = kernel(d0 + i * step) for i < n: a sweep over an evenly spaced
+  // grid (the distances are those distanceGrid makes). By default the grid is
+  // written out and evaluate() called; the compiled kernel has a faster path.
+  virtual void evaluateGrid(double d0, double step, double* out, size_t n) const;
   virtual std::string name() const = 0;
 };
 

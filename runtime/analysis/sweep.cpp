@@ -21,7 +21,7 @@ Sweep sweep(const KernelEvaluator& kernel, double lo, double hi, double step) {
   Sweep s;
   s.d = distanceGrid(lo, hi, step);
   s.value.resize(s.d.size());
-  kernel.evaluate(s.d.data(), s.value.data(), s.d.size());
+  kernel.evaluateGrid(lo, step, s.value.data(), s.d.size());
   return s;
 }
 
