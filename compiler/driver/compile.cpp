@@ -6,7 +6,8 @@
 namespace posc::driver {
 
 bool Compilation::load(const CompileRequest& request) {
-  program = sema::loadProgram(request.path, request.stdlib_dirs, sources, diags);
+  program = sema::loadProgram(request.path, request.stdlib_dirs, sources, diags,
+                              request.text ? &*request.text : nullptr);
   return program.has_value() && !diags.hasErrors();
 }
 

@@ -21,6 +21,7 @@ namespace posc::driver {
 
 struct CompileRequest {
   std::string path;
+  std::optional<std::string> text;  // the main file's content instead of reading `path`
   sema::ExperimentRequest experiment;
   std::vector<std::string> stdlib_dirs = sema::defaultStdlibDirs();
 };

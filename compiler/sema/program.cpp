@@ -44,6 +44,7 @@ struct Loader {
   DiagnosticEngine& diags;
   Program program;
   std::set<std::string> loaded;  // canonical paths
+  const std::string* main_text = nullptr;  // the main file's text, when not read from disk
 
   std::string canonical(const fs::path& p) {
     std::error_code ec;
@@ -71,7 +72,9 @@ struct Loader {
     std::string key = canonical(path);
     if (loaded.count(key)) return true;
     loaded.insert(key);
-    std::optional<int32_t> id = sources.load(path);
+    std::optional<int32_t> id;
+    if (main_text && !imported_at.valid()) id = sources.add(path, *main_text);
+    else id = sources.load(path);
     if (!id) {
       if (imported_at.valid())
         diags.error(imported_at, fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
@@ -152,8 +155,8 @@ struct Loader {
 }  // namespace
 
 std::optional<Program> loadProgram(const std::string& path, const std::vector<std::string>& stdlib_dirs,
-                                   SourceManager& sources, DiagnosticEngine& diags) {
-  Loader loader{stdlib_dirs, sources, diags, {}, {}};
+                                   SourceManager& sources, DiagnosticEngine& diags, const std::string* text) {
+  Loader loader{stdlib_dirs, sources, diags, {}, {}, text};
   int before = diags.errorCount();
   bool ok = loader.load(path, {});
   if (!ok || loader.program.modules.empty() || diags.errorCount() > before) return std::nullopt;

@@ -31,9 +31,12 @@ struct Program {
 
 // Returns nullopt if the main file cannot be read or parsed, or any import
 // fails (all reported). Definitions are collected even when some are bad, so
-// later stages can report more than one error.
+// later stages can report more than one error. With `text`, the main file's
+// content is that text, shown as `path` (which need not exist; its folder
+// is searched first for imports), as `posc repl`'s :load does for a component.
 std::optional<Program> loadProgram(const std::string& path, const std::vector<std::string>& stdlib_dirs,
-                                   SourceManager& sources, DiagnosticEngine& diags);
+                                   SourceManager& sources, DiagnosticEngine& diags,
+                                   const std::string* text = nullptr);
 
 // The stdlib folders: $POSC_STDLIB (colon-separated) if set, else the
 // folder the project was built from.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "runtime/analysis/kernel.h"
 #include "tools/posc/repl/session.h"
 
 namespace {
@@ -124,3 +125,53 @@ TEST(ReplSession, ControlsAsFunctions) {
 }
 
 }  // namespace
+
+namespace {
+
+// A defined kernel's value at d, at full precision (the REPL prints six digits).
+double valueOf(const Session& s, const std::string& kernel, double d) {
+  auto it = s.definitions().find(kernel);
+  if (it == s.definitions().end()) return NAN;
+  return posc::analysis::TreeInterpreter(it->second.program).at(d);
+}
+
+}  // namespace
+
+TEST(ReplSession, LoadTurnsScoreFormulasIntoKernels) {
+  Files files;
+  Session s(files.writer());
+  // A stdlib component with chosen arguments: decay on head 2 of 3, s = 4,
+  // gives 4 exp(-0.2 |d|) (kind exemptions are noted, not applied).
+  Reply r = s.submit(":load decay, args = \"rates = [0.5, 0.3, 0.2]\", heads = 3, head = 2, s = 4, as = dk");
+  ASSERT_FALSE(r.failed()) << r.errors;
+  EXPECT_NE(r.text.find("dk(d) defined"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("decay.rate[2] = 0.2"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("kind exemptions left out"), std::string::npos) << r.text;
+  for (double d : {-7.0, 0.0, 3.0, 25.0}) EXPECT_NEAR(valueOf(s, "dk", d), 4 * std::exp(-0.2 * std::fabs(d)), 1e-12) << d;
+  // ALiBi with its default slopes for 8 heads: s - 2^(-8 (h+1) / 8) |d|, head 1.
+  ASSERT_FALSE(s.submit(":load alibi, heads = 8, head = 1, s = 3").failed());
+  EXPECT_NEAR(valueOf(s, "score", -10), 3 - std::pow(2.0, -2.0) * 10, 1e-12);
+  // An experiment's whole chain, from a file: the quick start's decay, head 0.
+  const std::string file = std::string(POSC_SOURCE_DIR) + "/examples/quickstart.pos";
+  ASSERT_FALSE(s.submit(":load \"" + file + "\", s = 10, as = q").failed());
+  EXPECT_NEAR(valueOf(s, "q", 4), 10 * std::exp(-0.5 * 4), 1e-12);
+  EXPECT_EQ(s.submit("q(4)").text, "1.35335\n");
+  // The loaded kernel is an ordinary one: sweeps and tables work on it.
+  Reply t = s.submit(":table q, 0..1");
+  EXPECT_NE(t.text.find("| 1 | 6.06531 |"), std::string::npos) << t.text;
+
+  // Errors: a misspelt component, a bad argument (the front end's own
+  // diagnostic, located in the generated `use` line), a head out of range.
+  Reply typo = s.submit(":load decy");
+  EXPECT_NE(typo.errors.find("no stdlib component 'decy'; did you mean 'decay'?"), std::string::npos) << typo.errors;
+  Reply bad = s.submit(":load alibi, args = \"slopes = -1\"");
+  EXPECT_NE(bad.errors.find("ALiBi slopes must be non-negative"), std::string::npos) << bad.errors;
+  EXPECT_NE(bad.errors.find("use alibi(slopes = -1)"), std::string::npos) << bad.errors;
+  Reply head = s.submit(":load decay, heads = 2, head = 5");
+  EXPECT_NE(head.errors.find("the model has 2 heads (0..1)"), std::string::npos) << head.errors;
+  Reply none = s.submit(":load \"" + std::string(POSC_SOURCE_DIR) + "/examples/addition/rope_plain.pos\"");
+  EXPECT_NE(none.errors.find("has no score terms"), std::string::npos) << none.errors;
+  // The failed loads left the earlier definitions alone.
+  EXPECT_NEAR(valueOf(s, "q", 4), 10 * std::exp(-0.5 * 4), 1e-12);
+  EXPECT_EQ(s.submit("q(4)").text, "1.35335\n");
+}

@@ -49,6 +49,7 @@ class Args {
   bool bind();
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   SourceRange rangeOf(const std::string& name) const { return values_.at(name)->range; }
+  const ast::Expr& expr(const std::string& name) const { return *values_.at(name)->value; }
 
   std::optional<KernelArg> kernel(const std::string& name);
   std::optional<std::pair<double, double>> range(const std::string& name);

@@ -9,6 +9,7 @@
 
 #include "compiler/parse/parser.h"
 #include "tools/posc/repl/args.h"
+#include "tools/posc/repl/score.h"
 #include "runtime/analysis/figures.h"
 #include "runtime/analysis/ladder.h"
 #include "runtime/analysis/sweep.h"
@@ -56,6 +57,13 @@ const std::vector<Signature>& commandTable() {
        {{K::Number, "train"}, {K::Number, "range"}, {K::Number, "ridge"}, {K::Text, "csv"}},
        ":ridge [train = 20, range = 2000, ridge = 1e-5, csv = \"ridge.csv\"]",
        "the study's four-row ridge-fit table (geometric 16 and 2000 terms, harmonic 256 and 2000)"},
+      {":load",
+       {{K::Text, "source", true}, {K::Symbol, "experiment"}, {K::Text, "args"}, {K::Number, "head"},
+        {K::Number, "s"}, {K::Number, "heads"}, {K::Symbol, "as"}},
+       ":load \"file.pos\" | component [, experiment = name, args = \"rates = [0.1]\", head = 0, s = 1, heads = 6, "
+       "as = score]",
+       "an experiment's score terms, or a stdlib component's (decay, alibi), as a kernel of d: s fixed, "
+       "q.c - k.c = d on every channel, parameters at their values for the head"},
       {":quit", {}, ":quit", "leave (Ctrl-D also does)"},
   };
   return table;
@@ -213,6 +221,71 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
   } else if (c == "list") {
     if (defs_.empty()) reply.text = "(nothing defined yet)\n";
     for (const auto& [n, def] : defs_) reply.text += def.source + "\n";
+  } else if (c == "load") {
+    const ast::Expr& src = args.expr("source");
+    ScoreSource source;
+    if (src.kind == ast::Expr::Kind::String) {
+      source.file = src.text;
+    } else if (src.kind == ast::Expr::Kind::Name) {
+      source.component = src.name.text;
+    } else {
+      args.error(src.range, "expected a .pos file in double quotes or a stdlib component's name",
+                 "for example :load \"examples/quickstart.pos\" or :load decay");
+      return finish();
+    }
+    std::optional<std::string> experiment, arguments, as = std::string("score");
+    if (args.has("experiment") && !(experiment = args.symbol("experiment", {}))) return finish();
+    if (args.has("args") && !(arguments = args.text("args"))) return finish();
+    if (args.has("as") && !(as = args.symbol("as", {}))) return finish();
+    auto heads = args.number("heads", 6, 1, true, 1024);
+    auto head = args.number("head", 0, 0, true, 1023);
+    auto s = args.number("s", 1.0);
+    if (!heads || !head || !s) return finish();
+    if (!source.file.empty() && (args.has("args") || args.has("heads"))) {
+      args.error(args.rangeOf(args.has("args") ? "args" : "heads"),
+                 "args and heads are for a component; a file's experiment has its own");
+      return finish();
+    }
+    if (source.file.empty() && args.has("experiment")) {
+      args.error(args.rangeOf("experiment"), "experiment is for a .pos file", "write the file in double quotes");
+      return finish();
+    }
+    if (reservedNames().count(*as)) {
+      args.error(args.rangeOf("as"), fmt::format("'{}' is built in and cannot be redefined", *as));
+      return finish();
+    }
+    source.experiment = experiment.value_or("");
+    source.arguments = arguments.value_or("");
+    source.heads = static_cast<int>(*heads);
+    std::string errors;
+    std::optional<plan::ExperimentPlan> plan = compileScoreSource(source, errors, color_);
+    if (!plan) {
+      reply.errors = errors;
+      return reply;
+    }
+    if (*head >= plan->model.heads) {
+      args.error(args.rangeOf("head"), fmt::format("the model has {} heads (0..{})", plan->model.heads,
+                                                   plan->model.heads - 1));
+      return finish();
+    }
+    if (plan->attention.score_terms.empty()) {
+      args.error(src.range, fmt::format("'{}' has no score terms", plan->name),
+                 "rotations and embeddings act on q and k; define their kernel directly, e.g. with :fit");
+      return finish();
+    }
+    ScoreKernel k = scoreKernel(plan->attention, static_cast<int>(*head), *s);
+    const std::string label = source.file.empty() ? fmt::format("{}({})", source.component, source.arguments)
+                                                  : fmt::format("{} ({})", plan->name, source.file);
+    Definition def;
+    def.name = *as;
+    def.parameter = "d";
+    def.program = std::move(k.program);
+    def.source = fmt::format("{}(d) = score terms of {} (head {}, s = {})", *as, label,
+                             static_cast<int>(*head), number(*s));
+    reply.text = fmt::format("{}(d) defined: the score after the terms of {}, head {}, s = {}, q.c - k.c = d\n",
+                             *as, label, static_cast<int>(*head), number(*s));
+    for (const std::string& line : k.lines) reply.text += "  " + line + "\n";
+    defs_[*as] = std::move(def);
   } else if (c == "fit") {
     auto ladder_name = args.symbol("ladder", {"geometric", "harmonic"});
     auto terms = args.number("terms", 16, 1, true, 100000);

@@ -1,0 +1,168 @@
+// Score formulas as kernels over distance (see score.h).
+#include "tools/posc/repl/score.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "compiler/driver/compile.h"
+#include "runtime/plot/table.h"
+
+namespace fs = std::filesystem;
+
+namespace posc::repl {
+
+namespace {
+
+using K = analysis::KernelNode::Op;
+using F = plan::FormulaNode::Op;
+
+K kernelOp(F op) {
+  switch (op) {
+    case F::Neg: return K::Neg;
+    case F::Abs: return K::Abs;
+    case F::Exp: return K::Exp;
+    case F::Log: return K::Log;
+    case F::Sqrt: return K::Sqrt;
+    case F::Cos: return K::Cos;
+    case F::Sin: return K::Sin;
+    case F::Tanh: return K::Tanh;
+    case F::Sigmoid: return K::Sigmoid;
+    case F::Relu: return K::Relu;
+    case F::Add: return K::Add;
+    case F::Sub: return K::Sub;
+    case F::Mul: return K::Mul;
+    case F::Div: return K::Div;
+    case F::Pow: return K::Pow;
+    case F::Min: return K::Min;
+    case F::Max: return K::Max;
+    case F::Lt: return K::Lt;
+    case F::Le: return K::Le;
+    case F::Gt: return K::Gt;
+    case F::Ge: return K::Ge;
+    case F::Eq: return K::Eq;
+    case F::Ne: return K::Ne;
+    case F::Select: return K::Select;
+    default: return K::Const;  // leaves are handled by the caller
+  }
+}
+
+double paramValue(const plan::Param& p, int head) {
+  if (p.init.empty()) return 0.0;
+  return p.per_head ? p.init.at(static_cast<size_t>(head) % p.init.size()) : p.init.front();
+}
+
+// The stdlib module (file stem) that defines `component`, by a scan of the
+// stdlib folders; all component names seen go to `known`.
+std::optional<std::string> moduleDefining(const std::string& component, std::vector<std::string>& known) {
+  std::optional<std::string> found;
+  for (const std::string& dir : sema::defaultStdlibDirs()) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.path().extension() != ".pos") continue;
+      std::ifstream in(entry.path());
+      std::string line;
+      while (std::getline(in, line)) {
+        const std::string kw = "component ";
+        if (line.rfind(kw, 0) != 0) continue;
+        const std::string rest = line.substr(kw.size());
+        const std::string name = rest.substr(0, rest.find_first_of("( {"));
+        known.push_back(name);
+        if (name == component && !found) found = entry.path().stem().string();
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+ScoreKernel scoreKernel(const plan::AttentionPlan& attention, int head, double s) {
+  ScoreKernel out;
+  analysis::KernelProgram& p = out.program;
+  int score = p.constant(s);
+  for (const plan::ScoreTerm& t : attention.score_terms) {
+    if (!t.heads.empty() && std::find(t.heads.begin(), t.heads.end(), head) == t.heads.end()) {
+      out.lines.push_back(fmt::format("{}: not on head {} (heads {})", t.name, head, fmt::join(t.heads, ", ")));
+      continue;
+    }
+    std::vector<int> id(t.formula.nodes.size(), -1);
+    std::set<int> params;
+    for (size_t i = 0; i < t.formula.nodes.size(); ++i) {
+      const plan::FormulaNode& n = t.formula.nodes[i];
+      auto A = [&] { return id.at(static_cast<size_t>(n.a)); };
+      auto B = [&] { return id.at(static_cast<size_t>(n.b)); };
+      switch (n.op) {
+        case F::Const: id[i] = p.constant(n.value); break;
+        case F::Score: id[i] = score; break;
+        case F::QChannel: id[i] = p.distance(); break;
+        case F::KChannel: id[i] = p.constant(0.0); break;
+        case F::Head: id[i] = p.constant(head); break;
+        case F::Param:
+          params.insert(n.param);
+          id[i] = p.constant(paramValue(attention.params.at(static_cast<size_t>(n.param)), head));
+          break;
+        case F::Select: id[i] = p.select(A(), B(), id.at(static_cast<size_t>(n.c))); break;
+        default:
+          id[i] = analysis::arity(kernelOp(n.op)) == 1 ? p.unary(kernelOp(n.op), A()) : p.binary(kernelOp(n.op), A(), B());
+      }
+    }
+    score = id.back();
+    std::string line = fmt::format("{}: s <- {}", t.name, plan::renderFormula(t.formula, attention));
+    std::vector<std::string> values;
+    for (int k : params) {
+      const plan::Param& prm = attention.params.at(static_cast<size_t>(k));
+      values.push_back(fmt::format("{}{} = {}", prm.name, prm.per_head ? fmt::format("[{}]", head) : "",
+                                   plot::formatNumber(paramValue(prm, head), 6)));
+    }
+    if (!values.empty()) line += fmt::format(" with {}", fmt::join(values, ", "));
+    if (!t.exempt_keys.empty() || !t.exempt_queries.empty())
+      line += " (kind exemptions left out: both tokens are digits)";
+    out.lines.push_back(line);
+  }
+  // The chain's result is the last node: make sure it is `score` (a skipped
+  // last term leaves an earlier node as the result).
+  if (score != static_cast<int>(p.nodes.size()) - 1) p = p.prune(score);
+  return out;
+}
+
+std::optional<plan::ExperimentPlan> compileScoreSource(const ScoreSource& source, std::string& errors, bool color) {
+  driver::Compilation c;
+  driver::CompileRequest request;
+  if (!source.file.empty()) {
+    request.path = source.file;
+    if (!source.experiment.empty()) request.experiment.experiment = source.experiment;
+  } else {
+    std::vector<std::string> known;
+    std::optional<std::string> module = moduleDefining(source.component, known);
+    if (!module) {
+      std::string hint = known.empty() ? "" : fmt::format(" (the stdlib has: {})", fmt::join(known, ", "));
+      const std::string near = closestMatch(source.component, known);
+      errors = fmt::format("error: no stdlib component '{}'{}{}\n", source.component,
+                           near.empty() ? "" : fmt::format("; did you mean '{}'?", near), hint);
+      return std::nullopt;
+    }
+    // An experiment around the component, compiled like a file: its
+    // diagnostics point into this text, whose third line is the `use`.
+    request.path = "<:load " + source.component + ">";
+    request.text = fmt::format(
+        "import {}\n"
+        "experiment load {{ model {{ heads = {}\n width = {} }} attention {{\n"
+        "  use {}({})\n"
+        "}} }}\n",
+        *module, source.heads, 32 * source.heads, source.component, source.arguments);
+  }
+  if (!c.compile(request)) {
+    errors = c.diags.render(color);
+    if (errors.empty()) errors = "error: the experiment did not compile\n";
+    return std::nullopt;
+  }
+  return c.plan;
+}
+
+}  // namespace posc::repl
