@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pty.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -40,7 +41,21 @@ class Terminal {
   }
   bool started() const { return pid_ > 0; }
 
-  void type(const std::string& keys) { ASSERT_EQ(write(fd_, keys.data(), keys.size()), static_cast<ssize_t>(keys.size())); }
+  // Types `keys` once the line editor is reading. libedit writes its prompt
+  // and only then puts the terminal in raw mode; keys typed in between meet
+  // the cooked line discipline, which turns Ctrl-D into an end-of-file record
+  // that reads as a NUL once the mode is raw (libedit binds NUL to
+  // quoted-insert, and the session stops responding to Ctrl-D). No person
+  // types within that microsecond; a test can, so it waits until the
+  // terminal (whose settings the master side reads too) is out of canonical
+  // mode.
+  void type(const std::string& keys) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    struct termios t {};
+    while (tcgetattr(fd_, &t) == 0 && (t.c_lflag & ICANON) && std::chrono::steady_clock::now() < deadline)
+      usleep(200);
+    ASSERT_EQ(write(fd_, keys.data(), keys.size()), static_cast<ssize_t>(keys.size()));
+  }
 
   // Reads until `text` appears on the screen after `from` (or 10 s pass);
   // returns the position just after it, or npos. Lines end in '\n' and
