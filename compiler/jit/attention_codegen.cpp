@@ -355,6 +355,8 @@ const AttentionKernel& compileAttention(const AttentionSpec& spec) {
 
 void finishBackgroundCompiles() { Engine::get().waitForBackground(); }
 
+bool hasVectorTanh() { return Engine::get().vectorTanh(); }
+
 std::string attentionIR(const AttentionSpec& spec) {
   auto kf = formulasFor(spec);
   addDerivatives(spec, *kf);

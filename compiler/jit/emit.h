@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "compiler/formula/formula.h"
+#include "compiler/jit/engine.h"
 
 namespace posc::jit::detail {
 
@@ -43,6 +44,9 @@ class ExprEmitter {
       : b_(b), m_(m), t_(t), g_(g), leaf_(std::move(leaf)), math_(std::move(math)) {}
 
   void bind(NodeId id, llvm::Value* v) { values_[id] = v; }
+  // How tanh is computed on vectors (the grid kernels' libmvec call); unset,
+  // vector tanh uses the exp formula.
+  void setVectorTanh(std::function<llvm::Value*(llvm::Value*)> f) { vector_tanh_ = std::move(f); }
 
   llvm::Value* emit(NodeId id) {
     if (auto it = values_.find(id); it != values_.end()) return it->second;
@@ -71,9 +75,11 @@ class ExprEmitter {
       case Op::Cos: r = call(llvm::Intrinsic::cos, {a()}); break;
       case Op::Sin: r = call(llvm::Intrinsic::sin, {a()}); break;
       case Op::Tanh: {
-        // tanh(x) = 1 - 2 / (exp(2x) + 1): exact limits at +-inf, absolute
-        // error a few ulp of 1 near 0 (libmvec has no vector tanh in LLVM 14).
-        auto* e = call(llvm::Intrinsic::exp, {b_.CreateFMul(c(2.0), a())});
+        auto* x = a();
+        if ((r = tanhCall(x))) break;
+        // Without libmvec's tanh: tanh(x) = 1 - 2 / (exp(2x) + 1), exact
+        // limits at +-inf, but an absolute error of a few ulp of 1 near 0.
+        auto* e = call(llvm::Intrinsic::exp, {b_.CreateFMul(c(2.0), x)});
         r = b_.CreateFSub(c(1.0), b_.CreateFDiv(c(2.0), b_.CreateFAdd(e, c(1.0))));
         break;
       }
@@ -127,7 +133,24 @@ class ExprEmitter {
   const Graph& g_;
   std::function<llvm::Value*(const Node&)> leaf_;
   Math math_;
+  std::function<llvm::Value*(llvm::Value*)> vector_tanh_;
   std::unordered_map<NodeId, llvm::Value*> values_;
+
+  // libm's tanh (double) or tanhf (float), declared free of side effects so
+  // the loop vectoriser maps it onto libmvec's vector tanh (registered by
+  // the engine when this glibc has it, 2.35 and later); null without it.
+  llvm::Value* tanhCall(llvm::Value* x) {
+    if (!Engine::get().vectorTanh()) return nullptr;
+    if (t_->isVectorTy()) return vector_tanh_ ? vector_tanh_(x) : nullptr;
+    const char* name = t_->isFloatTy() ? "tanhf" : "tanh";
+    auto callee = m_.getOrInsertFunction(name, llvm::FunctionType::get(t_, {t_}, false));
+    if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+      f->setDoesNotAccessMemory();
+      f->setDoesNotThrow();
+      f->addFnAttr(llvm::Attribute::WillReturn);
+    }
+    return b_.CreateCall(callee, {x});
+  }
 };
 
 // A function under construction: entry-block allocas and counted loops.

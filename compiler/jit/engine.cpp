@@ -9,6 +9,7 @@
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -152,6 +153,7 @@ Engine::Engine() : impl_(std::make_shared<Impl>()) {
     if (mvec) {
       main.addGenerator(std::move(*mvec));
       libmvec_ = true;
+      vector_tanh_ = llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("_ZGVbN2v_tanh") != nullptr;
     } else {
       llvm::consumeError(mvec.takeError());
     }
@@ -229,6 +231,20 @@ void Engine::optimise(llvm::Module& m) {
           {"llvm.pow.f32", "_ZGVeN16vv_powf", llvm::ElementCount::getFixed(16)},
       };
       tlii.addVectorizableFunctions(kAvx512);
+    }
+    if (vector_tanh_) {
+      static const llvm::VecDesc kTanh[] = {
+          {"tanh", "_ZGVbN2v_tanh", llvm::ElementCount::getFixed(2)},
+          {"tanh", "_ZGVdN4v_tanh", llvm::ElementCount::getFixed(4)},
+          {"tanhf", "_ZGVbN4v_tanhf", llvm::ElementCount::getFixed(4)},
+          {"tanhf", "_ZGVdN8v_tanhf", llvm::ElementCount::getFixed(8)},
+      };
+      static const llvm::VecDesc kTanhAvx512[] = {
+          {"tanh", "_ZGVeN8v_tanh", llvm::ElementCount::getFixed(8)},
+          {"tanhf", "_ZGVeN16v_tanhf", llvm::ElementCount::getFixed(16)},
+      };
+      tlii.addVectorizableFunctions(kTanh);
+      if (wide) tlii.addVectorizableFunctions(kTanhAvx512);
     }
   }
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });

@@ -45,6 +45,9 @@ class Engine {
   // The module's IR as text.
   static std::string print(const llvm::Module& m);
   bool vectorMathAvailable() const { return libmvec_; }
+  // libmvec has tanh (glibc 2.35 and later); the kernels then call libm's
+  // tanh, vectorised onto it, instead of an exp formula.
+  bool vectorTanh() const { return vector_tanh_; }
   // Doubles per vector register the kernels use: 8 on AVX-512 hosts (where
   // 512-bit vectors are preferred), 4 with AVX2, else 2.
   int vectorDoubles() const;
@@ -54,6 +57,7 @@ class Engine {
   struct Impl;
   std::shared_ptr<Impl> impl_;
   bool libmvec_ = false;
+  bool vector_tanh_ = false;
 };
 
 }  // namespace posc::jit

@@ -181,6 +181,7 @@ class GridGenerator {
         ExprEmitter ee(
             b_, m_, vt_, g_, [&](const Node&) -> llvm::Value* { return d; },
             [&](llvm::Intrinsic::ID iid, const std::vector<llvm::Value*>& args) { return vectorMath(iid, args); });
+        if (libmvec_) ee.setVectorTanh([&](llvm::Value* x) { return libmvecCall("tanh", {x}); });
         std::vector<llvm::Value*> cur_c, cur_s;
         for (size_t r = 0; r < rotations.size(); ++r) {
           cur_c.push_back(b_.CreateLoad(vt_, st[r].c));
@@ -226,6 +227,11 @@ class GridGenerator {
                                                      : nullptr;
     if (!libmvec_ || !base)
       return b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, iid, {vt_}), args);
+    return libmvecCall(base, args);
+  }
+
+  // libmvec's variant of `base` ("cos", "tanh", ...) for this vector width.
+  llvm::Value* libmvecCall(const char* base, const std::vector<llvm::Value*>& args) {
     const char isa = width_ == 8 ? 'e' : width_ == 4 ? 'd' : 'b';
     const std::string name =
         fmt::format("_ZGV{}N{}{}_{}", isa, width_, args.size() == 2 ? "vv" : "v", base);
