@@ -172,7 +172,7 @@ int Engine::vectorDoubles() const {
   return features.contains("+avx512f") ? 8 : features.contains("+avx2") ? 4 : 2;
 }
 
-// The optimisation pipeline. codegen.cpp emits plain loops (counters and
+// The optimisation pipeline. The generators emit plain loops (counters and
 // accumulators in allocas, no calls but math intrinsics), so the full O2
 // module pipeline mostly runs passes with nothing to do: its inliner, its
 // inter-procedural passes and its second round of scalar clean-ups took ~10 of

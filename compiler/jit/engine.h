@@ -3,10 +3,13 @@
 // One LLJIT for the life of the process, created on first use for the host CPU
 // (JITTargetMachineBuilder::detectHost). Modules are optimised with the new
 // pass manager through a short function pipeline written for the IR that
-// codegen.cpp emits (see kPipeline in engine.cpp), with glibc's libmvec
+// the generators (*_codegen.cpp) emit (see kPipeline in engine.cpp), with glibc's libmvec
 // registered as the vector library so that calls to exp/log/sin/cos/pow in
 // vectorised loops become calls to its SIMD variants; libmvec.so.1 is loaded
-// into the JIT's symbol search. Only code that includes LLVM uses this header.
+// into the JIT's symbol search. Machine code is generated at one of two
+// tiers (Tier below), and one background thread runs recompilations (the
+// optimised tier of a forward kernel first compiled quickly). Only code that
+// includes LLVM uses this header.
 #pragma once
 
 #include <llvm/IR/LLVMContext.h>
