@@ -252,6 +252,16 @@ void addDerivatives(const AttentionSpec& spec, KernelFormulas& kf) {
   }
 }
 
+// Generates one function of `spec` (its formulas `kf`), optimises it and
+// links it at `tier`; returns its address.
+void* compileFunction(const AttentionSpec& spec, const KernelFormulas& kf, Pass pass, const std::string& name,
+                      Engine::Tier tier) {
+  auto gen = generate(spec, kf, name, {{pass, name}});
+  auto& engine = Engine::get();
+  engine.optimise(*gen.module);
+  return engine.link(std::move(gen.ctx), std::move(gen.module), {name}, tier)[0];
+}
+
 std::string keyFor(const AttentionSpec& spec, const KernelFormulas& kf) {
   std::string key = fmt::format("attention {} softmax={} null={} learned=",
                                 spec.dtype == DType::F32 ? "f32" : "f64",
@@ -298,11 +308,8 @@ void* AttentionKernel::backward() const {
     auto t0 = std::chrono::steady_clock::now();
     auto kf = formulasFor(lazy->spec);
     addDerivatives(lazy->spec, *kf);
-    const std::string name = fmt::format("posc_attention_bwd_{:016x}", hash);
-    auto gen = generate(lazy->spec, *kf, name, {{Pass::Backward, name}});
-    auto& engine = Engine::get();
-    engine.optimise(*gen.module);
-    void* fn = engine.link(std::move(gen.ctx), std::move(gen.module), {name})[0];
+    void* fn = compileFunction(lazy->spec, *kf, Pass::Backward, fmt::format("posc_attention_bwd_{:016x}", hash),
+                               Engine::Tier::Optimised);
     lazy->backward_ms = msSince(t0);
     lazy->backward.store(fn, std::memory_order_release);
   });
@@ -324,26 +331,19 @@ const AttentionKernel& compileAttention(const AttentionSpec& spec) {
   kernel->key = key;
   kernel->hash = formula::hashText(key);
   kernel->lazy->spec = spec;
-  const std::string fwd = fmt::format("posc_attention_fwd_{:016x}", kernel->hash);
-  auto gen = generate(spec, *kf, fwd, {{Pass::Forward, fwd}});
-  auto& engine = Engine::get();
-  engine.optimise(*gen.module);
-  kernel->quick_forward = engine.link(std::move(gen.ctx), std::move(gen.module), {fwd}, Engine::Tier::Quick)[0];
+  kernel->quick_forward = compileFunction(spec, *kf, Pass::Forward,
+                                          fmt::format("posc_attention_fwd_{:016x}", kernel->hash), Engine::Tier::Quick);
   kernel->compile_ms = msSince(t0);
   detail::noteCompiled();
   auto& ref = *kernel;
   g_attention.emplace(key, std::move(kernel));
   // The optimised tier, off the caller's path. Kernels live as long as the
   // process, and the engine finishes its jobs before it goes away.
-  engine.background([k = &ref] {
+  Engine::get().background([k = &ref, kf = std::shared_ptr<KernelFormulas>(std::move(kf))] {
     auto t1 = std::chrono::steady_clock::now();
     try {
-      auto kf2 = formulasFor(k->lazy->spec);
-      const std::string name = fmt::format("posc_attention_fwd_opt_{:016x}", k->hash);
-      auto g2 = generate(k->lazy->spec, *kf2, name, {{Pass::Forward, name}});
-      auto& e = Engine::get();
-      e.optimise(*g2.module);
-      void* fn = e.link(std::move(g2.ctx), std::move(g2.module), {name}, Engine::Tier::Optimised)[0];
+      void* fn = compileFunction(k->lazy->spec, *kf, Pass::Forward,
+                                 fmt::format("posc_attention_fwd_opt_{:016x}", k->hash), Engine::Tier::Optimised);
       k->lazy->optimised_ms = msSince(t1);
       k->lazy->optimised_forward.store(fn, std::memory_order_release);
     } catch (const std::exception&) {

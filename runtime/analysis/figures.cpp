@@ -117,4 +117,25 @@ plot::Chart ridgeFigure(const FitResult& fit) {
   return c;
 }
 
+plot::Chart sweepFigure(const std::string& label, const Sweep& s) {
+  plot::Chart chart;
+  chart.title = label;
+  chart.x_label = "distance d";
+  chart.y_label = "score";
+  plot::Series series;
+  series.name = label;
+  series.style = plot::Style::Line;
+  series.x = s.d;
+  series.y = s.value;
+  chart.series.push_back(std::move(series));
+  return chart;
+}
+
+plot::Table sweepTable(const Sweep& s) {
+  plot::Table t;
+  t.columns = {"d", "score"};
+  for (size_t i = 0; i < s.d.size(); ++i) t.addRow({fmt::format("{:.17g}", s.d[i]), fmt::format("{:.17g}", s.value[i])});
+  return t;
+}
+
 }  // namespace posc::analysis

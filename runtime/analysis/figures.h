@@ -9,11 +9,14 @@
 //                     dashed rules (second figure)
 //   ridge table:      ladder, terms, peak, worst side bump, highest value
 //                     beyond training (and its multiple of the peak)
+//   sweep figure:     a kernel's score against distance, and its table
+//                     (d, score) at full precision
 #pragma once
 
 #include <vector>
 
 #include "runtime/analysis/ladder.h"
+#include "runtime/analysis/sweep.h"
 #include "runtime/plot/chart.h"
 #include "runtime/plot/table.h"
 
@@ -27,5 +30,8 @@ plot::Table recentMassTable(double h, const std::vector<double>& slopes, const s
 
 plot::Table ridgeTable(const std::vector<FitResult>& fits);
 plot::Chart ridgeFigure(const FitResult& fit);
+
+plot::Chart sweepFigure(const std::string& label, const Sweep& s);
+plot::Table sweepTable(const Sweep& s);
 
 }  // namespace posc::analysis

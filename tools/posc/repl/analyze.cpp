@@ -167,20 +167,8 @@ struct Runner {
     analysis::Sweep s = analysis::sweep(*eval, over->first, over->second, *step);
     const std::string stem = item.args[0].value->kind == ast::Expr::Kind::Name ? item.args[0].value->name.text : "kernel";
     if (c == "sweep") {
-      plot::Chart chart;
-      chart.title = k->label;
-      chart.x_label = "distance d";
-      chart.y_label = "score";
-      plot::Series series;
-      series.name = k->label;
-      series.style = plot::Style::Line;
-      series.x = s.d;
-      series.y = s.value;
-      chart.series.push_back(std::move(series));
-      add(stem + "_sweep.svg", plot::renderSvg(chart));
-      plot::Table t;
-      t.columns = {"d", "score"};
-      for (size_t i = 0; i < s.d.size(); ++i) t.addRow({fmt::format("{:.17g}", s.d[i]), fmt::format("{:.17g}", s.value[i])});
+      add(stem + "_sweep.svg", plot::renderSvg(analysis::sweepFigure(k->label, s)));
+      const plot::Table t = analysis::sweepTable(s);
       add(stem + "_sweep.csv", plot::toCsv(t));
       out.summary += fmt::format("## Sweep of {}\n\n{} points on {}..{} (step {}): {}_sweep.csv, {}_sweep.svg\n\n", k->label,
                                  s.d.size(), num(over->first), num(over->second), num(*step), stem, stem);

@@ -462,19 +462,8 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
     } else if (c == "svg") {
       auto file = args.text("file");
       if (!file) return finish();
-      plot::Chart chart;
-      chart.title = k->label;
-      chart.x_label = "distance d";
-      chart.y_label = "score";
-      plot::Series series;
-      series.name = k->label;
-      series.style = plot::Style::Line;
-      series.x = s.d;
-      series.y = s.value;
-      chart.series.push_back(std::move(series));
-      plot::Table t;
-      t.columns = {"d", "score"};
-      for (size_t i = 0; i < s.d.size(); ++i) t.addRow({fmt::format("{:.17g}", s.d[i]), fmt::format("{:.17g}", s.value[i])});
+      const plot::Chart chart = analysis::sweepFigure(k->label, s);
+      const plot::Table t = analysis::sweepTable(s);
       std::string csv = *file;
       if (csv.size() > 4 && csv.substr(csv.size() - 4) == ".svg") csv.resize(csv.size() - 4);
       csv += ".csv";
