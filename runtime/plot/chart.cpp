@@ -100,7 +100,11 @@ std::string renderSvg(const Chart& c) {
   yr.widenIfFlat();
 
   const double W = c.width, Hh = c.height;
-  const double left = 70, right = 170, top = c.title.empty() ? 20 : 40, bottom = 52;
+  // The legend's column widens for long series names (about 6.6 px a character at its font size).
+  size_t longest = 0;
+  for (const Series& s : c.series) longest = std::max(longest, s.name.size());
+  const double left = 70, right = std::max(170.0, 36 + 6.6 * static_cast<double>(longest));
+  const double top = c.title.empty() ? 20 : 40, bottom = 52;
   const double pw = W - left - right, ph = Hh - top - bottom;
   auto px = [&](double x) { return left + (tx(x) - xr.lo) / (xr.hi - xr.lo) * pw; };
   auto py = [&](double y) { return top + (1 - (y - yr.lo) / (yr.hi - yr.lo)) * ph; };

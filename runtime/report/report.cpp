@@ -142,6 +142,29 @@ std::string markdownToHtml(const std::string& markdown,
   return out;
 }
 
+std::string htmlPage(const std::string& title, const std::string& body_html) {
+  return fmt::format(R"(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{}</title>
+<style>
+body {{ font-family: sans-serif; max-width: 980px; margin: 2em auto; padding: 0 1em; color: #222; }}
+table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
+th, td {{ border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: right; }}
+td:first-child {{ text-align: left; }}
+th {{ background: #eee; }}
+pre {{ background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }}
+figure {{ margin: 1em 0; }}
+</style>
+</head>
+<body>
+{}</body>
+</html>
+)",
+                     plot::xmlEscape(title), body_html);
+}
+
 plot::Chart trainingCurve(const std::string& metrics_jsonl, const std::string& title) {
   static const std::regex seed_re(R"("seed":(\d+))"), step_re(R"("step":(\d+))"), loss_re(R"("loss":([-+0-9.eE]+|nan|inf))");
   std::map<std::string, plot::Series> by_seed;
@@ -222,25 +245,7 @@ Report buildReport(const fs::path& run) {
     size_t start = svg->find("<svg");
     return start == std::string::npos ? std::nullopt : std::optional<std::string>(svg->substr(start));
   };
-  r.html = fmt::format(R"(<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>{}</title>
-<style>
-body {{ font-family: sans-serif; max-width: 980px; margin: 2em auto; padding: 0 1em; color: #222; }}
-table {{ border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }}
-th, td {{ border: 1px solid #bbb; padding: 0.25em 0.6em; text-align: right; }}
-th {{ background: #eee; }}
-pre {{ background: #f6f6f6; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }}
-figure {{ margin: 1em 0; }}
-</style>
-</head>
-<body>
-{}</body>
-</html>
-)",
-                       plot::xmlEscape(name), markdownToHtml(md, image));
+  r.html = htmlPage(name, markdownToHtml(md, image));
   return r;
 }
 

@@ -23,6 +23,10 @@ namespace posc::report {
 std::string markdownToHtml(const std::string& markdown,
                            const std::function<std::optional<std::string>(const std::string& src)>& image);
 
+// A self-contained HTML page (inline style, no scripts) around `body_html`:
+// the shell of report.html and of the comparison page.
+std::string htmlPage(const std::string& title, const std::string& body_html);
+
 // Training loss against step, one series per seed, from metrics.jsonl lines.
 plot::Chart trainingCurve(const std::string& metrics_jsonl, const std::string& title);
 

@@ -2,8 +2,11 @@
 #include "runtime/results/tables.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -80,6 +83,28 @@ std::string accuracyCsv(const std::vector<LengthAccuracy>& records) {
     t.rows.push_back({std::to_string(r.seed), std::to_string(r.digits), std::to_string(r.correct),
                       std::to_string(r.total), fmt::format("{:.6f}", r.accuracy())});
   return renderCsv(t);
+}
+
+std::vector<LengthAccuracy> parseAccuracyCsv(const std::string& csv) {
+  std::vector<LengthAccuracy> out;
+  std::istringstream in(csv);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (number == 1 || line.empty()) continue;  // the header
+    LengthAccuracy r;
+    unsigned long long seed = 0;
+    char tail = 0;
+    if (std::sscanf(line.c_str(), "%llu,%d,%d,%d,%*f%c", &seed, &r.digits, &r.correct, &r.total, &tail) != 4 ||
+        r.total < 0 || r.correct < 0 || r.correct > r.total)
+      throw std::runtime_error(fmt::format("accuracy.csv line {}: expected seed,digits,correct,total,accuracy, got '{}'",
+                                           number, line));
+    r.seed = seed;
+    out.push_back(r);
+  }
+  return out;
 }
 
 Table accuracySummaryTable(const std::vector<LengthAccuracy>& records,

@@ -35,6 +35,9 @@ std::string renderMarkdown(const Table& table);
 
 // accuracy.csv: seed,digits,correct,total,accuracy (one row per record, in order).
 std::string accuracyCsv(const std::vector<LengthAccuracy>& records);
+// The records of an accuracy.csv (as accuracyCsv writes it). Throws
+// std::runtime_error naming the line when a row is malformed.
+std::vector<LengthAccuracy> parseAccuracyCsv(const std::string& csv);
 
 // Rows = test lengths (ascending), one column per seed (in first-seen order),
 // then the mean over seeds and the min-max range, all in percent. A seed with

@@ -1,0 +1,272 @@
+// The comparison page: see comparison.h.
+#include "runtime/report/comparison.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "runtime/plot/table.h"
+#include "runtime/report/report.h"
+#include "runtime/results/atomic_file.h"
+
+namespace posc::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::string> readText(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// "  published exact match (%) by digits: 60: 83 / 98 / 100, 100: 62 / 91 / 90  [source]"
+void parsePublished(const std::string& plan, RunSummary& run) {
+  static const std::regex line_re(R"(published exact match \(%\) by digits: ([^\n\[]*)(\[([^\]\n]*)\])?)");
+  std::smatch m;
+  if (!std::regex_search(plan, m, line_re)) return;
+  run.published_source = m[3].matched ? m[3].str() : "";
+  static const std::regex entry_re(R"((\d+): ([-0-9.e]+(?: / [-0-9.e]+)*))");
+  const std::string figures = m[1];
+  for (std::sregex_iterator it(figures.begin(), figures.end(), entry_re), end; it != end; ++it) {
+    plan::PublishedAccuracy a;
+    a.digits = std::stoi((*it)[1]);
+    std::stringstream ss((*it)[2].str());
+    std::string v;
+    while (std::getline(ss, v, '/')) a.percent.push_back(std::stod(v));
+    run.published.push_back(std::move(a));
+  }
+}
+
+std::string pct(double v) { return fmt::format("{:.1f}", v); }
+
+std::string relativeLink(const fs::path& target, const fs::path& base) {
+  std::error_code ec;
+  fs::path r = fs::relative(target, base, ec);
+  return (ec || r.empty() ? target : r).generic_string();
+}
+
+}  // namespace
+
+RunSummary readRun(const fs::path& dir) {
+  const auto plan = readText(dir / "plan.txt");
+  if (!plan) throw std::runtime_error(fmt::format("'{}' is not a results folder (no plan.txt)", dir.string()));
+  const auto csv = readText(dir / "accuracy.csv");
+  if (!csv)
+    throw std::runtime_error(fmt::format("'{}' has no accuracy.csv (the run did not finish a seed)", dir.string()));
+  RunSummary r;
+  r.dir = dir;
+  static const std::regex exp_re(R"(^experiment (\S+))", std::regex::multiline);
+  static const std::regex preset_re(R"(^  preset (\S+))", std::regex::multiline);
+  static const std::regex train_re(R"(training operands of \d+\.\.(\d+) digits)");
+  std::smatch m;
+  if (!std::regex_search(*plan, m, exp_re))
+    throw std::runtime_error(fmt::format("'{}': plan.txt names no experiment", (dir / "plan.txt").string()));
+  r.variant = m[1];
+  if (std::regex_search(*plan, m, preset_re)) r.variant += "-" + m[1].str();
+  if (std::regex_search(*plan, m, train_re)) r.train_max_digits = std::stoi(m[1]);
+  parsePublished(*plan, r);
+  try {
+    r.records = results::parseAccuracyCsv(*csv);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("'{}': {}", (dir / "accuracy.csv").string(), e.what()));
+  }
+  return r;
+}
+
+std::vector<RunSummary> collectRuns(const std::vector<fs::path>& roots) {
+  std::vector<RunSummary> runs;
+  for (const fs::path& root : roots) {
+    if (fs::exists(root / "accuracy.csv") || fs::exists(root / "plan.txt")) {
+      runs.push_back(readRun(root));
+      continue;
+    }
+    if (!fs::is_directory(root)) throw std::runtime_error(fmt::format("'{}' is not a folder", root.string()));
+    std::vector<fs::path> found;
+    for (const auto& e : fs::recursive_directory_iterator(root))
+      if (e.is_regular_file() && e.path().filename() == "accuracy.csv") found.push_back(e.path().parent_path());
+    if (found.empty())
+      throw std::runtime_error(
+          fmt::format("'{}' holds no finished runs (no accuracy.csv in it or below it)", root.string()));
+    std::sort(found.begin(), found.end());
+    for (const fs::path& d : found) runs.push_back(readRun(d));
+  }
+  return runs;
+}
+
+std::vector<VariantRow> compareRuns(const std::vector<RunSummary>& runs) {
+  std::vector<VariantRow> rows;
+  std::map<std::string, std::map<int, std::map<uint64_t, double>>> acc;  // variant -> digits -> seed -> %
+  for (const RunSummary& run : runs) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const VariantRow& r) { return r.variant == run.variant; });
+    if (it == rows.end()) {
+      rows.push_back({run.variant, {}, {}, {}, run.published, run.published_source, run.train_max_digits});
+      it = rows.end() - 1;
+    }
+    it->runs.push_back(run.dir);
+    for (const results::LengthAccuracy& r : run.records) {
+      if (std::find(it->seeds.begin(), it->seeds.end(), r.seed) == it->seeds.end()) it->seeds.push_back(r.seed);
+      acc[run.variant][r.digits][r.seed] = 100.0 * r.accuracy();  // a later folder of the same seed wins
+    }
+  }
+  for (VariantRow& row : rows) {
+    std::sort(row.seeds.begin(), row.seeds.end());
+    for (const auto& [digits, by_seed] : acc[row.variant]) {
+      VariantCell c;
+      c.digits = digits;
+      c.seeds = static_cast<int>(by_seed.size());
+      c.min = 1e9;
+      c.max = -1e9;
+      for (const auto& [_, v] : by_seed) {
+        c.mean += v;
+        c.min = std::min(c.min, v);
+        c.max = std::max(c.max, v);
+      }
+      c.mean /= c.seeds;
+      for (const plan::PublishedAccuracy& p : row.published) {
+        if (p.digits != digits || p.percent.empty()) continue;
+        double s = 0;
+        for (double v : p.percent) s += v;
+        c.published_mean = s / p.percent.size();
+      }
+      row.cells.push_back(c);
+    }
+  }
+  return rows;
+}
+
+plot::Chart reachChart(const std::vector<VariantRow>& rows, const std::string& title) {
+  plot::Chart chart;
+  chart.title = title;
+  chart.x_label = "digits per operand";
+  chart.y_label = "exact-match accuracy (%), mean and range over seeds";
+  chart.y_min = 0;
+  chart.y_max = 100;
+  int lo = 1 << 30, hi = 0, trained = 0;
+  for (const VariantRow& row : rows) {
+    plot::Series s;
+    s.name = row.variant;
+    for (const VariantCell& c : row.cells) {
+      s.x.push_back(c.digits);
+      s.y.push_back(c.mean);
+      s.lo.push_back(c.min);
+      s.hi.push_back(c.max);
+      lo = std::min(lo, c.digits);
+      hi = std::max(hi, c.digits);
+    }
+    trained = std::max(trained, row.train_max_digits);
+    chart.series.push_back(std::move(s));
+  }
+  chart.log_x = lo > 0 && hi >= 8 * lo;
+  chart.width = 860;
+  if (trained > 0) chart.rules.push_back({static_cast<double>(trained), true, "longest training length"});
+  return chart;
+}
+
+ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::path& page_dir, const std::string& title) {
+  const std::vector<VariantRow> rows = compareRuns(runs);
+  std::set<int> lengths;
+  for (const VariantRow& row : rows)
+    for (const VariantCell& c : row.cells) lengths.insert(c.digits);
+
+  ComparisonPage page;
+  // Long-format CSV for scripts.
+  plot::Table csv;
+  csv.columns = {"variant", "digits", "seeds", "mean", "min", "max", "published_mean"};
+  for (const VariantRow& row : rows)
+    for (const VariantCell& c : row.cells)
+      csv.addRow({row.variant, std::to_string(c.digits), std::to_string(c.seeds), pct(c.mean), pct(c.min), pct(c.max),
+                  c.published_mean < 0 ? "" : pct(c.published_mean)});
+  page.csv = plot::toCsv(csv);
+
+  // The page's table: variants as rows, lengths as columns.
+  plot::Table table;
+  table.columns = {"variant", "seeds"};
+  for (int d : lengths) table.columns.push_back(fmt::format("{} digits", d));
+  table.columns.push_back("runs");
+  bool any_published_here = false;
+  for (const VariantRow& row : rows) {
+    std::vector<std::string> cells{row.variant, std::to_string(row.seeds.size())};
+    for (int d : lengths) {
+      auto c = std::find_if(row.cells.begin(), row.cells.end(), [&](const VariantCell& x) { return x.digits == d; });
+      if (c == row.cells.end()) {
+        cells.push_back("-");
+        continue;
+      }
+      std::string text = pct(c->mean);
+      if (c->seeds > 1) text += fmt::format(" ({}-{})", pct(c->min), pct(c->max));
+      if (c->published_mean >= 0) {
+        text += fmt::format(" · pub. {}", pct(c->published_mean));
+        any_published_here = true;
+      }
+      cells.push_back(text);
+    }
+    std::string links;
+    for (const fs::path& run : row.runs) {
+      std::string seed_names;
+      for (const RunSummary& r : runs)
+        if (r.dir == run)
+          for (const auto& rec : r.records)
+            if (seed_names.find(fmt::format("s{}", rec.seed)) == std::string::npos)
+              seed_names += (seed_names.empty() ? "s" : ",s") + std::to_string(rec.seed);
+      links += fmt::format("{}[{}]({})", links.empty() ? "" : " ", seed_names.empty() ? run.filename().string() : seed_names,
+                           relativeLink(run / "report.html", page_dir));
+    }
+    cells.push_back(links);
+    table.addRow(std::move(cells));
+  }
+
+  std::string md = fmt::format("# {}\n\n", title);
+  md += "Exact-match accuracy (%) per test length: the mean over seeds, with the min-max range in parentheses "
+        "when there is more than one seed";
+  md += any_published_here ? "; \"pub.\" is the source's published mean at that length, for the source's own "
+                             "configuration (listed under Published figures), which a preset may shrink.\n\n"
+                           : ".\n\n";
+  md += plot::toMarkdown(table) + "\n";
+  md += "![reach](reach.svg)\n\n";
+  // The published tables, for variants whose source reports lengths this study did not test.
+  std::string published;
+  for (const VariantRow& row : rows) {
+    if (row.published.empty()) continue;
+    std::string figures;
+    for (const plan::PublishedAccuracy& a : row.published) {
+      std::string per_seed;
+      for (double v : a.percent) per_seed += (per_seed.empty() ? "" : " / ") + fmt::format("{:g}", v);
+      figures += fmt::format("{}{} digits: {}", figures.empty() ? "" : "; ", a.digits, per_seed);
+    }
+    published += fmt::format("- `{}`: {}{}\n", row.variant, figures,
+                             row.published_source.empty() ? "" : " (" + row.published_source + ")");
+  }
+  if (!published.empty())
+    md += "## Published figures\n\nAs declared in each experiment's `eval.published` (per seed, %):\n\n" + published + "\n";
+  md += "## Runs\n\n";
+  for (const RunSummary& r : runs) md += fmt::format("- `{}`: {}\n", r.variant, relativeLink(r.dir, page_dir));
+  page.markdown = md;
+
+  page.reach_svg = plot::renderSvg(reachChart(rows, title + ": accuracy against length"));
+  auto image = [&](const std::string& src) -> std::optional<std::string> {
+    if (src != "reach.svg") return std::nullopt;
+    size_t start = page.reach_svg.find("<svg");
+    return start == std::string::npos ? std::nullopt : std::optional<std::string>(page.reach_svg.substr(start));
+  };
+  page.html = htmlPage(title, markdownToHtml(md, image));
+  return page;
+}
+
+void writeComparison(const fs::path& page_dir, const ComparisonPage& page) {
+  fs::create_directories(page_dir);
+  results::writeFileAtomic(page_dir / "reach.svg", page.reach_svg);
+  results::writeFileAtomic(page_dir / "comparison.csv", page.csv);
+  results::writeFileAtomic(page_dir / "comparison.md", page.markdown);
+  results::writeFileAtomic(page_dir / "comparison.html", page.html);
+}
+
+}  // namespace posc::report

@@ -1,0 +1,79 @@
+// The comparison page of several runs (`posc report DIR...`, and the end of
+// `posc study`): one row per variant, one column per test length, the mean
+// and min-max over seeds, the published figures beside them where the source
+// gives them at that length, a reach chart with one line and band per
+// variant, and links to each run's own report.
+//
+// Built from the results folders alone (plan.txt for the experiment, preset
+// and published figures; accuracy.csv for the measurements), so it can be
+// rebuilt at any time. Written as comparison.md, a self-contained
+// comparison.html, comparison.csv (one row per variant and length) and
+// reach.svg. No LibTorch here.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "compiler/plan/plan.h"
+#include "runtime/plot/chart.h"
+#include "runtime/results/tables.h"
+
+namespace posc::report {
+
+// One results folder.
+struct RunSummary {
+  std::filesystem::path dir;
+  std::string variant;  // experiment[-preset]
+  std::vector<results::LengthAccuracy> records;
+  std::vector<plan::PublishedAccuracy> published;
+  std::string published_source;
+  int train_max_digits = 0;  // 0: not recorded
+};
+
+// Reads one results folder (plan.txt and accuracy.csv). Throws
+// std::runtime_error naming the folder and the missing or malformed file.
+RunSummary readRun(const std::filesystem::path& dir);
+
+// The results folders among `roots`: each root that is one, else every
+// folder below it that holds accuracy.csv (a study folder), in path order.
+// Throws std::runtime_error when a root holds none.
+std::vector<RunSummary> collectRuns(const std::vector<std::filesystem::path>& roots);
+
+// Accuracy (percent) of one variant at one length, over its seeds.
+struct VariantCell {
+  int digits = 0;
+  int seeds = 0;
+  double mean = 0, min = 0, max = 0;
+  double published_mean = -1;  // < 0: the source gives no figure at this length
+};
+
+struct VariantRow {
+  std::string variant;
+  std::vector<std::filesystem::path> runs;  // one per results folder, in the order given
+  std::vector<uint64_t> seeds;
+  std::vector<VariantCell> cells;  // ascending digits
+  std::vector<plan::PublishedAccuracy> published;
+  std::string published_source;
+  int train_max_digits = 0;
+};
+
+// Rows in order of first appearance in `runs`.
+std::vector<VariantRow> compareRuns(const std::vector<RunSummary>& runs);
+
+struct ComparisonPage {
+  std::string markdown, html, csv, reach_svg;
+};
+
+// Links to the runs are written relative to `page_dir`.
+ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const std::filesystem::path& page_dir,
+                               const std::string& title = "Comparison");
+
+// The reach chart: accuracy against length, one series per variant (mean,
+// with the min-max band over seeds).
+plot::Chart reachChart(const std::vector<VariantRow>& rows, const std::string& title);
+
+// Writes comparison.{md,html,csv} and reach.svg into `page_dir` atomically.
+void writeComparison(const std::filesystem::path& page_dir, const ComparisonPage& page);
+
+}  // namespace posc::report
