@@ -1,0 +1,212 @@
+// Study expansion, ordering and job records: see jobs.h.
+#include "runtime/study/jobs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "compiler/driver/compile.h"
+#include "runtime/results/atomic_file.h"
+
+namespace posc::study {
+
+namespace fs = std::filesystem;
+
+std::string Job::variant() const { return preset.empty() ? experiment : experiment + "-" + preset; }
+std::string Job::label() const { return fmt::format("{} seed {}", variant(), seed); }
+
+std::string textHash(std::string_view text) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a, as Compilation::sourceHash
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+namespace {
+
+std::string seedList(const std::vector<uint64_t>& seeds) {
+  std::string s = "[";
+  for (size_t i = 0; i < seeds.size(); ++i) s += (i ? ", " : "") + std::to_string(seeds[i]);
+  return s + "]";
+}
+
+driver::CompileRequest requestFor(const StudyRequest& r, const std::string& file,
+                                  const std::optional<std::string>& experiment, std::optional<uint64_t> seed) {
+  driver::CompileRequest c;
+  c.path = file;
+  c.experiment.experiment = experiment;
+  c.experiment.preset = r.preset;
+  c.experiment.overrides = r.overrides;
+  if (seed) c.experiment.overrides.push_back({"train.seeds", seedList({*seed})});
+  return c;
+}
+
+}  // namespace
+
+std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::string& diagnostics, bool color) {
+  std::vector<Job> jobs;
+  std::map<std::string, std::string> variant_file;  // one file per variant
+  std::vector<std::optional<std::string>> init_from;
+  for (const std::string& file : request.files) {
+    driver::Compilation first;
+    if (!first.compile(requestFor(request, file, std::nullopt, std::nullopt))) {
+      diagnostics += first.diags.render(color);
+      return std::nullopt;
+    }
+    const plan::ExperimentPlan& base = *first.plan;
+    if (base.handset)
+      throw StudyError(fmt::format("{}: '{}' is a hand-set model; a study trains experiments (use posc run)",
+                                   file, base.name));
+    const std::string variant = base.preset.empty() ? base.name : base.name + "-" + base.preset;
+    if (auto [it, fresh] = variant_file.emplace(variant, file); !fresh)
+      throw StudyError(fmt::format("'{}' is given twice ({} and {}); each experiment runs once per seed",
+                                   variant, it->second, file));
+    const std::vector<uint64_t> seeds = request.seeds.value_or(base.train.seeds);
+    for (uint64_t seed : seeds) {
+      driver::Compilation c;
+      if (!c.compile(requestFor(request, file, base.name, seed))) {
+        diagnostics += c.diags.render(color);
+        return std::nullopt;
+      }
+      Job j;
+      j.experiment = c.plan->name;
+      j.preset = c.plan->preset;
+      j.file = file;
+      j.seed = seed;
+      j.out_dir = request.out / fmt::format("seed{}", seed) / j.variant();
+      // The plan and where it runs (device, JIT); completed below with the warm start's.
+      std::string placement;
+      for (const std::string& f : request.placement) placement += " " + f;
+      j.plan_hash = textHash(plan::dumpPlan(*c.plan) + (placement.empty() ? "" : "\nposc run" + placement));
+      j.command = {request.posc_binary, "run", file, "--experiment", j.experiment};
+      if (!j.preset.empty()) j.command.insert(j.command.end(), {"--preset", j.preset});
+      for (const sema::Override& o : request.overrides) j.command.insert(j.command.end(), {"--set", o.key + "=" + o.value});
+      j.command.insert(j.command.end(), {"--seed", std::to_string(seed), "--out", j.out_dir.string()});
+      j.command.insert(j.command.end(), request.run_options.begin(), request.run_options.end());
+      j.command.insert(j.command.end(), request.placement.begin(), request.placement.end());
+      jobs.push_back(std::move(j));
+      init_from.push_back(c.plan->train.init_from);
+    }
+  }
+
+  // Warm starts: the job of the same seed and preset, or a run already on disk.
+  std::vector<std::string> external;  // per job: the checkpoint it starts from, when outside the study
+  external.resize(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!init_from[i]) continue;
+    Job& j = jobs[i];
+    const std::string source_variant = j.preset.empty() ? *init_from[i] : *init_from[i] + "-" + j.preset;
+    for (size_t k = 0; k < jobs.size(); ++k)
+      if (jobs[k].variant() == source_variant && jobs[k].seed == j.seed) j.after = k;
+    if (j.after) continue;
+    const fs::path ckpt =
+        request.out / fmt::format("seed{}", j.seed) / source_variant / fmt::format("seed{}", j.seed) / "final.pt";
+    if (!fs::exists(ckpt))
+      throw StudyError(fmt::format(
+          "{} warm-starts from '{}', which is not part of the study and has no run at '{}': add its file "
+          "to the study",
+          j.label(), *init_from[i], ckpt.string()));
+    external[i] = ckpt.string();
+  }
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (!external[i].empty()) jobs[i].plan_hash = textHash(jobs[i].plan_hash + "\nwarm start from " + external[i]);
+
+  std::vector<Job> ordered = orderByWarmStart(std::move(jobs));
+  // Chain the hashes in dependency order, so a changed source re-runs its warm starts.
+  for (Job& j : ordered)
+    if (j.after) j.plan_hash = textHash(j.plan_hash + "\nwarm start from " + ordered[*j.after].plan_hash);
+  return ordered;
+}
+
+std::vector<Job> orderByWarmStart(std::vector<Job> jobs) {
+  const size_t n = jobs.size();
+  std::vector<size_t> order;
+  std::vector<int> state(n, 0);  // 0 unvisited, 1 on the stack, 2 placed
+  // Depth-first from each job in list order: a job is placed right after the
+  // chain it depends on, so the order stays close to the one given.
+  for (size_t start = 0; start < n; ++start) {
+    std::vector<size_t> chain;
+    for (std::optional<size_t> k = start; k && state[*k] != 2; k = jobs[*k].after) {
+      if (state[*k] == 1)
+        throw StudyError(fmt::format("warm starts form a cycle through {}", jobs[*k].label()));
+      state[*k] = 1;
+      chain.push_back(*k);
+    }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      state[*it] = 2;
+      order.push_back(*it);
+    }
+  }
+  std::vector<size_t> position(n);
+  for (size_t p = 0; p < n; ++p) position[order[p]] = p;
+  std::vector<Job> out;
+  out.reserve(n);
+  for (size_t p = 0; p < n; ++p) {
+    Job j = std::move(jobs[order[p]]);
+    if (j.after) j.after = position[*j.after];
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// job.json: {"experiment":"x","seed":0,"plan_hash":"...","status":"done","exit":0,"wall_s":12.3}
+
+void writeJobRecord(const Job& job, const JobRecord& r) {
+  fs::create_directories(job.out_dir);
+  results::writeFileAtomic(
+      job.out_dir / "job.json",
+      fmt::format(R"({{"experiment":"{}","preset":"{}","seed":{},"plan_hash":"{}","status":"{}","exit":{},"wall_s":{:.1f}}})"
+                  "\n",
+                  job.experiment, job.preset, job.seed, r.plan_hash, r.done ? "done" : "failed", r.exit_code,
+                  r.wall_s));
+}
+
+std::optional<JobRecord> readJobRecord(const fs::path& out_dir) {
+  std::ifstream in(out_dir / "job.json");
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  // Our own one-line format: plain string and number fields, no nesting.
+  auto field = [&](const char* key) -> std::optional<std::string> {
+    const std::regex re(fmt::format(R"re("{}":("([^"]*)"|[-0-9.eE+]+))re", key));
+    std::smatch m;
+    if (!std::regex_search(text, m, re)) return std::nullopt;
+    return m[2].matched ? m[2].str() : m[1].str();
+  };
+  auto hash = field("plan_hash"), status = field("status"), exit = field("exit"), wall = field("wall_s");
+  if (!hash || !status) return std::nullopt;
+  JobRecord r;
+  r.plan_hash = *hash;
+  r.done = *status == "done";
+  r.exit_code = exit ? std::atoi(exit->c_str()) : 0;
+  r.wall_s = wall ? std::atof(wall->c_str()) : 0;
+  return r;
+}
+
+JobState jobState(const Job& job) {
+  const std::optional<JobRecord> r = readJobRecord(job.out_dir);
+  if (!r) return JobState::Pending;
+  if (r->plan_hash != job.plan_hash) return JobState::Stale;
+  return r->done ? JobState::Done : JobState::Failed;
+}
+
+const char* describe(JobState state) {
+  switch (state) {
+    case JobState::Pending: return "pending";
+    case JobState::Done: return "done";
+    case JobState::Stale: return "stale (plan changed)";
+    case JobState::Failed: return "failed";
+  }
+  return "?";
+}
+
+}  // namespace posc::study

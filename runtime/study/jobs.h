@@ -1,0 +1,107 @@
+// A study as a list of jobs: every (experiment, seed) of a set of experiment
+// files, each one `posc run` of one seed into its own results folder.
+//
+// The job list is kept apart from how jobs are executed (executor.h runs them
+// as local processes; a cluster back end takes the same list), so expansion,
+// ordering and the "already finished" test are defined once.
+//
+// Layout under the study folder OUT:
+//
+//   OUT/seed<N>/<experiment>[-<preset>]/   one job: `posc run FILE --seed N --out ...`
+//   OUT/seed<N>/<experiment>[-<preset>]/job.json   written when the job ends
+//
+// Each seed gets the folder layout `posc run` uses by default under runs/, so
+// a warm start (`train.init_from = X`) finds OUT/seed<N>/X[-<preset>]/ as its
+// init root without any new option. A job that warm-starts from another job
+// of the study runs after it; one whose source is not part of the study must
+// find that run's checkpoint already in place.
+//
+// A job is finished when its job.json says "done" with the job's plan hash: a
+// hash of the resolved plan (posc emit plan), of where it runs (a --device or
+// --jit given to the study) and of the plan hash of the job it warm-starts
+// from. Editing a comment changes nothing; changing a setting, a
+// seed or the run a warm start comes from re-runs the job. No LibTorch here.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "compiler/sema/experiment.h"
+
+namespace posc::study {
+
+// A study that cannot be laid out (a warm start from a run that is neither in
+// the study nor on disk, two files naming the same experiment, ...).
+struct StudyError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct StudyRequest {
+  std::vector<std::string> files;                   // experiment files, in the order given
+  std::optional<std::string> preset;                // applied to every file
+  std::vector<sema::Override> overrides;            // --set, applied to every file
+  std::optional<std::vector<uint64_t>> seeds;       // default: each plan's train.seeds
+  std::filesystem::path out = "runs/study";         // the study folder
+  std::string posc_binary = "posc";                 // the program each job runs
+  std::vector<std::string> run_options = {"--threads", "1", "--no-progress"};
+  // Where each run trains (--device cuda, --jit off): passed to posc run and
+  // part of each job's plan hash.
+  std::vector<std::string> placement;
+};
+
+struct Job {
+  std::string experiment;  // the plan's name
+  std::string preset;      // empty: none
+  std::string file;
+  uint64_t seed = 0;
+  std::filesystem::path out_dir;
+  std::optional<size_t> after;       // the job this one warm-starts from (index in the list)
+  std::string plan_hash;             // 16 hex digits
+  std::vector<std::string> command;  // argv, program first
+  // "rope2d_decay-mini seed 0": for progress lines and the job list.
+  std::string label() const;
+  // "rope2d_decay-mini": the folder name, also the comparison page's row.
+  std::string variant() const;
+};
+
+// Compiles every file (once per seed, with the seed set) and lays out the
+// jobs: files in the order given, seeds ascending within a file, then sorted
+// so that every job comes after the job it warm-starts from. Returns nullopt
+// when a file does not compile; `diagnostics` then holds the rendered errors
+// (file:line:col with the source line), as `posc check` prints them.
+// Throws StudyError for a study that cannot be laid out.
+std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::string& diagnostics,
+                                            bool color = false);
+
+// Jobs reordered so that each comes after the job it warm-starts from
+// (stable otherwise); `after` indices are remapped. Throws StudyError on a
+// cycle.
+std::vector<Job> orderByWarmStart(std::vector<Job> jobs);
+
+enum class JobState {
+  Pending,  // never finished
+  Done,     // finished with this plan hash
+  Stale,    // finished, but with another plan (it will run again)
+  Failed,   // the last attempt failed
+};
+JobState jobState(const Job& job);
+const char* describe(JobState state);
+
+// What job.json records when a job ends.
+struct JobRecord {
+  bool done = false;
+  int exit_code = 0;
+  double wall_s = 0;
+  std::string plan_hash;
+};
+void writeJobRecord(const Job& job, const JobRecord& record);
+std::optional<JobRecord> readJobRecord(const std::filesystem::path& out_dir);
+
+// FNV-1a over the text, 16 hex digits (the hash posc uses for provenance).
+std::string textHash(std::string_view text);
+
+}  // namespace posc::study

@@ -1,0 +1,153 @@
+// The study's job list: expansion of files x seeds, warm-start ordering,
+// plan hashes, and the errors of a study that cannot be laid out.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/study/jobs.h"
+
+namespace posc::study {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  fs::path p = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+StudyRequest decayAndSink(const fs::path& out) {
+  StudyRequest r;
+  // The warm start first, to check that ordering puts its source before it.
+  r.files = {POSC_SOURCE_DIR "/examples/addition/rope2d_decay_sink.pos",
+             POSC_SOURCE_DIR "/examples/addition/rope2d_decay.pos"};
+  r.preset = "small";
+  r.seeds = std::vector<uint64_t>{0, 1};
+  r.out = out;
+  r.posc_binary = "/usr/bin/posc-under-test";
+  return r;
+}
+
+TEST(StudyJobs, ExpandsFilesBySeedsAndOrdersWarmStartsAfterTheirSources) {
+  const fs::path out = scratch("expand");
+  std::string diags;
+  auto jobs = expandStudy(decayAndSink(out), diags);
+  ASSERT_TRUE(jobs) << diags;
+  ASSERT_EQ(jobs->size(), 4u);
+  // Depth-first from the first file: each sink seed right after its decay seed.
+  std::vector<std::string> labels;
+  for (const Job& j : *jobs) labels.push_back(j.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"rope2d_decay-small seed 0", "rope2d_decay_sink-small seed 0",
+                                              "rope2d_decay-small seed 1", "rope2d_decay_sink-small seed 1"}));
+  for (size_t i = 0; i < jobs->size(); ++i) {
+    const Job& j = (*jobs)[i];
+    EXPECT_EQ(j.out_dir, out / ("seed" + std::to_string(j.seed)) / j.variant());
+    EXPECT_EQ(j.command.front(), "/usr/bin/posc-under-test");
+    EXPECT_EQ(j.plan_hash.size(), 16u);
+    auto seed_flag = std::find(j.command.begin(), j.command.end(), "--seed");
+    ASSERT_NE(seed_flag, j.command.end());
+    EXPECT_EQ(*(seed_flag + 1), std::to_string(j.seed));
+    auto out_flag = std::find(j.command.begin(), j.command.end(), "--out");
+    ASSERT_NE(out_flag, j.command.end());
+    EXPECT_EQ(*(out_flag + 1), j.out_dir.string());
+    if (j.experiment == "rope2d_decay_sink") {
+      ASSERT_TRUE(j.after);
+      EXPECT_LT(*j.after, i);
+      EXPECT_EQ((*jobs)[*j.after].experiment, "rope2d_decay");
+      EXPECT_EQ((*jobs)[*j.after].seed, j.seed);
+    } else {
+      EXPECT_FALSE(j.after);
+    }
+  }
+  // Seeds are different plans; the same request hashes the same way again.
+  EXPECT_NE((*jobs)[0].plan_hash, (*jobs)[2].plan_hash);
+  std::string again_diags;
+  auto again = expandStudy(decayAndSink(out), again_diags);
+  ASSERT_TRUE(again);
+  for (size_t i = 0; i < jobs->size(); ++i) EXPECT_EQ((*jobs)[i].plan_hash, (*again)[i].plan_hash);
+}
+
+TEST(StudyJobs, ASettingOrADeviceChangesEveryJobsHash) {
+  const fs::path out = scratch("hash");
+  std::string diags;
+  StudyRequest base = decayAndSink(out);
+  StudyRequest changed = base;
+  changed.overrides.push_back({"train.lr", "1e-3"});
+  StudyRequest on_gpu = base;
+  on_gpu.placement = {"--device", "cuda"};
+  auto a = expandStudy(base, diags), b = expandStudy(changed, diags), g = expandStudy(on_gpu, diags);
+  ASSERT_TRUE(a && b && g) << diags;
+  for (size_t i = 0; i < a->size(); ++i) {
+    EXPECT_NE((*a)[i].plan_hash, (*b)[i].plan_hash);
+    EXPECT_NE((*a)[i].plan_hash, (*g)[i].plan_hash) << "a run on another device is another result";
+    EXPECT_EQ((*g)[i].command.back(), "cuda");
+  }
+
+}
+
+TEST(StudyJobs, AWarmStartWhoseSourceIsNeitherInTheStudyNorOnDiskIsAnError) {
+  const fs::path out = scratch("missing");
+  StudyRequest r = decayAndSink(out);
+  r.files = {POSC_SOURCE_DIR "/examples/addition/rope2d_decay_sink.pos"};
+  std::string diags;
+  try {
+    expandStudy(r, diags);
+    FAIL() << "expected a StudyError";
+  } catch (const StudyError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("rope2d_decay_sink-small seed 0 warm-starts from 'rope2d_decay'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("add its file"), std::string::npos) << msg;
+  }
+  // With the source's checkpoint in place, the warm start needs no job.
+  for (int seed : {0, 1}) {
+    const fs::path seed_dir = out / ("seed" + std::to_string(seed)) / "rope2d_decay-small" / ("seed" + std::to_string(seed));
+    fs::create_directories(seed_dir);
+    std::ofstream(seed_dir / "final.pt") << "x";
+  }
+  auto jobs = expandStudy(r, diags);
+  ASSERT_TRUE(jobs) << diags;
+  ASSERT_EQ(jobs->size(), 2u);
+  EXPECT_FALSE((*jobs)[0].after);
+}
+
+TEST(StudyJobs, TheSameExperimentTwiceIsAnError) {
+  StudyRequest r = decayAndSink(scratch("twice"));
+  r.files = {POSC_SOURCE_DIR "/examples/addition/rope2d.pos", POSC_SOURCE_DIR "/examples/addition/rope2d.pos"};
+  std::string diags;
+  EXPECT_THROW(expandStudy(r, diags), StudyError);
+}
+
+TEST(StudyJobs, AFileWithErrorsGivesItsLocatedDiagnostics) {
+  const fs::path dir = scratch("bad");
+  const fs::path file = dir / "bad.pos";
+  std::ofstream(file) << "experiment bad {\n  model { layers = two }\n}\n";
+  StudyRequest r;
+  r.files = {file.string()};
+  r.out = dir / "out";
+  std::string diags;
+  EXPECT_FALSE(expandStudy(r, diags));
+  EXPECT_NE(diags.find("bad.pos:2:"), std::string::npos) << diags;
+  EXPECT_FALSE(fs::exists(dir / "out")) << "nothing is written for a study that does not compile";
+}
+
+TEST(StudyJobs, OrderingKeepsTheGivenOrderAndRejectsCycles) {
+  std::vector<Job> jobs(4);
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].experiment = "j" + std::to_string(i);
+  jobs[0].after = 3;  // j0 starts from j3
+  jobs[2].after = 1;
+  auto ordered = orderByWarmStart(jobs);
+  std::vector<std::string> names;
+  for (const Job& j : ordered) names.push_back(j.experiment);
+  EXPECT_EQ(names, (std::vector<std::string>{"j3", "j0", "j1", "j2"}));
+  EXPECT_EQ(ordered[1].after, 0u);
+  EXPECT_EQ(ordered[3].after, 2u);
+  jobs[3].after = 0;
+  EXPECT_THROW(orderByWarmStart(jobs), StudyError);
+}
+
+}  // namespace
+}  // namespace posc::study
