@@ -12,6 +12,8 @@
 
 namespace posc::onnx_export {
 
+bool available() { return true; }
+
 namespace {
 
 using ::onnx::GraphProto;

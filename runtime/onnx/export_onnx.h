@@ -18,6 +18,10 @@
 
 namespace posc::onnx_export {
 
+// False in a build without ONNX (POSC_WITH_ONNX off or libonnx-dev absent),
+// where exportModel throws.
+bool available();
+
 // The serialised ModelProto. Throws std::runtime_error if ONNX's checker
 // rejects the graph (an internal error).
 std::string exportModel(const plan::ExperimentPlan& plan, const std::string& producer_version);

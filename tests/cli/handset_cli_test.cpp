@@ -55,6 +55,7 @@ TEST(HandsetCli, ExportOnnxWritesACheckedGraph) {
   fs::path model = fs::path(testing::TempDir()) / "posc_handset.onnx";
   fs::remove(model);
   Result r = runPosc("export onnx examples/adder/handset.pos -o '" + model.string() + "'");
+  if (r.status == 2 && r.err.find("built without ONNX") != std::string::npos) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.status, 0) << r.err;
   expectContains(r.out, "checked by ONNX's checker");
   // A protobuf ModelProto starts with field 1 (ir_version, varint): byte 0x08.

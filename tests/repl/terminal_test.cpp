@@ -157,6 +157,9 @@ class Terminal {
 };
 
 TEST(ReplTerminal, HistoryEditingErrorsAndRecovery) {
+#if !POSC_WITH_LIBEDIT
+  GTEST_SKIP() << "posc was built without libedit: no line editing to test";
+#endif
   Terminal t;
   ASSERT_TRUE(t.started());
   size_t at = t.waitFor("posc>", 0);  // type only at a prompt (the terminal is raw then)

@@ -77,6 +77,12 @@ int runExport(const std::vector<std::string>& args) {
   }
   if (o.files.size() != 1) throw UsageError{"posc export onnx needs exactly one FILE"};
   if (out.empty()) throw UsageError{"posc export onnx needs -o MODEL.onnx"};
+  if (!onnx_export::available()) {
+    std::fputs("posc: error: posc export onnx is unavailable: posc was built without ONNX (install libonnx-dev "
+               "and rebuild; `posc --version` lists the features of this build)\n",
+               stderr);
+    return 2;
+  }
   driver::Compilation c;
   if (!c.compile(requestFor(o, o.files[0]))) return reportDiagnostics(c);
   reportDiagnostics(c);

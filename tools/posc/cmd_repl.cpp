@@ -1,8 +1,11 @@
 // posc repl: explore kernels over distance interactively (libedit line
-// editing and history), from a script on stdin, or from -e inputs. The
-// session itself (parsing, definitions, commands, errors) is
-// tools/posc/repl/session.h; this file only moves lines in and text out.
+// editing and history, or plain lines in a build without libedit), from a
+// script on stdin, or from -e inputs. The session itself (parsing,
+// definitions, commands, errors) is tools/posc/repl/session.h; this file only
+// moves lines in and text out.
+#if POSC_WITH_LIBEDIT
 #include <editline/readline.h>
+#endif
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -67,29 +70,47 @@ int runScript(repl::Session& session) {
   return status;
 }
 
+#if POSC_WITH_LIBEDIT
 std::string historyPath() {
   if (const char* p = std::getenv("POSC_HISTORY")) return p;
   if (const char* home = std::getenv("HOME")) return std::string(home) + "/.posc_history";
   return "";
 }
 
+// One line from the terminal with line editing; false at end of input.
+bool readLine(const char* prompt, std::string& line) {
+  static const std::string history = [] {
+    std::string h = historyPath();
+    using_history();
+    if (!h.empty()) read_history(h.c_str());
+    return h;
+  }();
+  char* raw = readline(prompt);
+  if (raw == nullptr) return false;
+  line = raw;
+  std::free(raw);
+  if (line.find_first_not_of(" \t") != std::string::npos) {
+    add_history(line.c_str());
+    if (!history.empty()) write_history(history.c_str());
+  }
+  return true;
+}
+#else
+// A build without libedit: plain lines, no editing or history.
+bool readLine(const char* prompt, std::string& line) {
+  std::fputs(prompt, stdout);
+  std::fflush(stdout);
+  return static_cast<bool>(std::getline(std::cin, line));
+}
+#endif
+
 int runInteractive(repl::Session& session) {
-  const std::string history = historyPath();
-  using_history();
-  if (!history.empty()) read_history(history.c_str());
   std::puts("posc repl: kernels over distance. :help lists the commands, Ctrl-D leaves.");
-  std::string pending;
+  std::string pending, line;
   while (true) {
-    char* raw = readline(pending.empty() ? "posc> " : "  ... ");
-    if (raw == nullptr) {  // Ctrl-D
+    if (!readLine(pending.empty() ? "posc> " : "  ... ", line)) {  // Ctrl-D
       std::puts("");
       break;
-    }
-    std::string line = raw;
-    std::free(raw);
-    if (line.find_first_not_of(" \t") != std::string::npos) {
-      add_history(line.c_str());
-      if (!history.empty()) write_history(history.c_str());
     }
     pending += pending.empty() ? line : "\n" + line;
     if (repl::Session::needsMoreInput(pending)) continue;

@@ -10,10 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "compiler/jit/kernels.h"
 #include "compiler/sema/probes.h"
+#include "runtime/onnx/export_onnx.h"
 #include "compiler/sema/settings.h"
 #include "tools/posc/blas_kernels.h"
 #include "tools/posc/cli.h"
+
+#ifndef POSC_WITH_LIBEDIT
+#define POSC_WITH_LIBEDIT 0
+#endif
 
 int main(int argc, char** argv) {
   using namespace posc::cli;
@@ -41,6 +47,12 @@ int main(int argc, char** argv) {
       std::string blas = posc::tools::blasCoreName();
       std::printf("posc %s (BLAS: %s)\n", kVersion,
                   blas.empty() ? "not OpenBLAS" : ("OpenBLAS " + blas + " kernels").c_str());
+      // The optional features of this build (CMakeLists.txt: POSC_WITH_*).
+      const bool libedit = POSC_WITH_LIBEDIT + 0 != 0;
+      std::printf("features: jit %s, onnx %s, libedit %s\n",
+                  posc::jit::available() ? "yes (LLVM ORC)" : "no (built without LLVM)",
+                  posc::onnx_export::available() ? "yes" : "no (built without libonnx-dev)",
+                  libedit ? "yes" : "no (plain lines in posc repl)");
       return 0;
     }
     if (args[0] == "--blas-kernels") {  // the OpenBLAS core in use, for scripts and tests
