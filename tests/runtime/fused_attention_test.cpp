@@ -16,64 +16,17 @@
 #include "runtime/model/attention.h"
 #include "runtime/model/fused_attention.h"
 #include "runtime/model/score_formula.h"
+#include "tests/common/attention_cases.h"
 
 namespace fs = std::filesystem;
 using namespace posc;
 
 namespace {
 
-// Every distinct attention plan with score terms in examples/, keyed by the
-// rendering of its terms.
-std::map<std::string, plan::ExperimentPlan> examplePlans() {
-  std::map<std::string, plan::ExperimentPlan> out;
-  for (const auto& entry : fs::recursive_directory_iterator(fs::path(POSC_SOURCE_DIR) / "examples")) {
-    if (entry.path().extension() != ".pos") continue;
-    driver::Compilation loader;
-    driver::CompileRequest req;
-    req.path = entry.path().string();
-    if (!loader.load(req)) continue;
-    for (const auto& e : loader.program->main().file.experiments) {
-      driver::Compilation c;
-      driver::CompileRequest r = req;
-      r.experiment.experiment = e.name.text;
-      if (!c.compile(r)) continue;
-      const auto& att = c.plan->attention;
-      if (att.score_terms.empty()) continue;
-      std::string key;
-      for (const auto& t : att.score_terms)
-        key += t.name + ": " + plan::renderFormula(t.formula, att) + "; ";
-      out.emplace(key, *c.plan);
-    }
-  }
-  return out;
-}
-
-struct Inputs {
-  torch::Tensor scores, qch, kch;
-  std::vector<torch::Tensor> params;
-  torch::Tensor weight;  // random weights of the loss sum(weight * probs)
-};
-
-Inputs randomInputs(const plan::ExperimentPlan& p, int64_t B, int64_t L, bool null_slot,
-                    torch::ScalarType dtype) {
-  torch::manual_seed(17);
-  const int64_t H = p.model.heads;
-  Inputs in;
-  in.scores = (torch::randn({B, H, L, L}, torch::kDouble) * 3).to(dtype);
-  auto ch = torch::zeros({plan::kChannelCount, B, L}, torch::kLong);
-  ch[0] = torch::arange(L).expand({B, L});
-  ch[1] = torch::randint(0, 13, {B, L});
-  ch[2] = torch::randint(0, 3, {B, L});
-  ch[3] = torch::randint(0, 3, {B, L});
-  in.qch = ch;
-  in.kch = ch;
-  for (const auto& prm : p.attention.params) {
-    auto t = prm.per_head ? torch::tensor(prm.init, torch::kDouble) : torch::tensor(prm.init[0], torch::kDouble);
-    in.params.push_back(t.to(dtype).set_requires_grad(true));
-  }
-  in.weight = torch::randn({B, H, L, L + (null_slot ? 1 : 0)}, torch::kDouble).to(dtype);
-  return in;
-}
+using posc::testing::examplePlans;
+using posc::testing::expectClose;
+using posc::testing::Inputs;
+using posc::testing::randomInputs;
 
 struct Result {
   torch::Tensor probs, gscores;
@@ -93,18 +46,6 @@ Result run(const plan::AttentionPlan& att, plan::SoftmaxKind softmax, const Inpu
   Result r{probs.detach(), scores.grad(), {}};
   for (auto& t : params) r.gparams.push_back(t.grad());
   return r;
-}
-
-// |a - b| <= rtol * (|b| + max|b|): relative to each value and to the
-// tensor's scale, so tiny probabilities are compared at the scale that matters.
-void expectClose(const torch::Tensor& a, const torch::Tensor& b, double rtol, const std::string& what) {
-  ASSERT_TRUE(a.defined() && b.defined()) << what;
-  auto ad = a.to(torch::kDouble), bd = b.to(torch::kDouble);
-  const double scale = bd.abs().max().item<double>();
-  auto excess = (ad - bd).abs() - rtol * (bd.abs() + scale);
-  const double worst = excess.max().item<double>();
-  EXPECT_LE(worst, 0.0) << what << ": max |a - b| = " << (ad - bd).abs().max().item<double>()
-                        << ", scale " << scale;
 }
 
 }  // namespace
