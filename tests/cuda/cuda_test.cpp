@@ -45,7 +45,7 @@ struct Outcome {
   std::vector<torch::Tensor> gparams;
 };
 
-Outcome attentionOn(const plan::ExperimentPlan& p, const testing::Inputs& base, torch::Device device) {
+Outcome attentionOn(const plan::ExperimentPlan& p, const posc::testing::Inputs& base, torch::Device device) {
   auto scores = base.scores.to(device).set_requires_grad(true);
   std::vector<torch::Tensor> params;
   for (const auto& t : base.params) params.push_back(t.detach().to(device).set_requires_grad(true));
@@ -60,17 +60,17 @@ Outcome attentionOn(const plan::ExperimentPlan& p, const testing::Inputs& base, 
 
 TEST(Cuda, EveryExampleFormulaMatchesTheCpu) {
   REQUIRE_CUDA();
-  const auto plans = testing::examplePlans();
+  const auto plans = posc::testing::examplePlans();
   ASSERT_GE(plans.size(), 3u);
   for (const auto& [key, p] : plans) {
     for (auto [dtype, tol] : {std::pair{torch::kFloat, 1e-4}, std::pair{torch::kDouble, 1e-10}}) {
       SCOPED_TRACE(key + (dtype == torch::kFloat ? " f32" : " f64"));
-      const testing::Inputs in = testing::randomInputs(p, 2, 160, p.attention.null_slot, dtype);
+      const posc::testing::Inputs in = posc::testing::randomInputs(p, 2, 160, p.attention.null_slot, dtype);
       const Outcome cpu = attentionOn(p, in, torch::kCPU), gpu = attentionOn(p, in, torch::kCUDA);
-      testing::expectClose(gpu.probs, cpu.probs, tol, "probabilities");
-      testing::expectClose(gpu.gscores, cpu.gscores, tol, "gradient into the scores");
+      posc::testing::expectClose(gpu.probs, cpu.probs, tol, "probabilities");
+      posc::testing::expectClose(gpu.gscores, cpu.gscores, tol, "gradient into the scores");
       for (size_t i = 0; i < cpu.gparams.size(); ++i)
-        if (cpu.gparams[i].defined()) testing::expectClose(gpu.gparams[i], cpu.gparams[i], tol, "parameter gradient");
+        if (cpu.gparams[i].defined()) posc::testing::expectClose(gpu.gparams[i], cpu.gparams[i], tol, "parameter gradient");
     }
   }
 }
@@ -112,7 +112,7 @@ TEST(Cuda, WarmStartFromACpuCheckpointAndBack) {
   torch::NoGradGuard no_grad;
   cpu->eval();
   gpu->eval();
-  testing::expectClose(gpu->forward(tokens.cuda(), channels.cuda()).cpu(), cpu->forward(tokens, channels), 1e-4,
+  posc::testing::expectClose(gpu->forward(tokens.cuda(), channels.cuda()).cpu(), cpu->forward(tokens, channels), 1e-4,
                        "logits after a CPU -> CUDA warm start");
   // And back: a checkpoint written from CUDA loads on the CPU with the same values.
   train::saveCheckpoint(*gpu, dir / "gpu.pt");
