@@ -20,14 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<std::string> readText(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // "  published exact match (%) by digits: 60: 83 / 98 / 100, 100: 62 / 91 / 90  [source]"
 void parsePublished(const std::string& plan, RunSummary& run) {
   static const std::regex line_re(R"(published exact match \(%\) by digits: ([^\n\[]*)(\[([^\]\n]*)\])?)");
@@ -57,9 +49,9 @@ std::string relativeLink(const fs::path& target, const fs::path& base) {
 }  // namespace
 
 RunSummary readRun(const fs::path& dir) {
-  const auto plan = readText(dir / "plan.txt");
+  const auto plan = results::readFileText(dir / "plan.txt");
   if (!plan) throw std::runtime_error(fmt::format("'{}' is not a results folder (no plan.txt)", dir.string()));
-  const auto csv = readText(dir / "accuracy.csv");
+  const auto csv = results::readFileText(dir / "accuracy.csv");
   if (!csv)
     throw std::runtime_error(fmt::format("'{}' has no accuracy.csv (the run did not finish a seed)", dir.string()));
   RunSummary r;

@@ -19,14 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<std::string> readText(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // Inline Markdown: `code`, ![alt](src), [text](href); everything else escaped.
 std::string inlineHtml(const std::string& s,
                        const std::function<std::optional<std::string>(const std::string&)>& image) {
@@ -191,7 +183,7 @@ plot::Chart trainingCurve(const std::string& metrics_jsonl, const std::string& t
 }
 
 Report buildReport(const fs::path& run) {
-  auto plan = readText(run / "plan.txt");
+  auto plan = results::readFileText(run / "plan.txt");
   if (!plan) throw std::runtime_error(fmt::format("'{}' is not a results folder (no plan.txt)", run.string()));
   std::string name = run.filename().string();
   if (name.empty()) name = run.parent_path().filename().string();
@@ -201,11 +193,12 @@ Report buildReport(const fs::path& run) {
     if (std::regex_search(*plan, m, exp_re)) name = m[1];
   }
   Report r;
-  r.training_svg = plot::renderSvg(trainingCurve(readText(run / "metrics.jsonl").value_or(""), name + ": training loss"));
+  const std::string metrics = results::readFileText(run / "metrics.jsonl").value_or("");
+  r.training_svg = plot::renderSvg(trainingCurve(metrics, name + ": training loss"));
 
   std::string md = fmt::format("# {}\n\nResults folder `{}`.\n\n## Plan\n\n```\n{}```\n\n", name, run.string(), *plan);
   md += "## Training curve\n\n![training loss](training.svg)\n\n";
-  if (auto summary = readText(run / "summary.md")) {
+  if (auto summary = results::readFileText(run / "summary.md")) {
     std::string body = *summary;
     // Demote the summary's own headings under "Accuracy".
     std::string demoted;
@@ -230,7 +223,7 @@ Report buildReport(const fs::path& run) {
   if (found.empty()) md += "## Probes\n\nNo probes were run (declare a `probes { }` section, or run `posc probe`).\n";
   else md += "# Probes\n\n";
   for (const std::string& p : found) {
-    std::string text = readText(run / "probes" / (p + ".md")).value_or("");
+    std::string text = results::readFileText(run / "probes" / (p + ".md")).value_or("");
     // Links and images inside a probe page are relative to probes/.
     text = std::regex_replace(text, std::regex(R"(\]\(([^/)][^)]*)\))"), "](probes/$1)");
     md += text + "\n";
@@ -240,7 +233,7 @@ Report buildReport(const fs::path& run) {
   auto image = [&](const std::string& src) -> std::optional<std::string> {
     if (src.size() < 4 || src.substr(src.size() - 4) != ".svg" || src.find("..") != std::string::npos) return std::nullopt;
     if (src == "training.svg") return r.training_svg;
-    auto svg = readText(run / src);
+    auto svg = results::readFileText(run / src);
     if (!svg) return std::nullopt;
     size_t start = svg->find("<svg");
     return start == std::string::npos ? std::nullopt : std::optional<std::string>(svg->substr(start));

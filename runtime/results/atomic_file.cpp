@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -80,6 +82,14 @@ void JsonLinesLog::append(std::string line) {
   text_ += '\n';
   lines_.push_back(std::move(line));
   writeFileAtomic(path_, text_);
+}
+
+std::optional<std::string> readFileText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace posc::results

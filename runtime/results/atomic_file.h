@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,5 +41,9 @@ class JsonLinesLog {
   std::vector<std::string> lines_;
   std::string text_;
 };
+
+// The whole content of a results file, or nullopt when it cannot be read
+// (reports and comparisons are rebuilt from the files alone).
+std::optional<std::string> readFileText(const std::filesystem::path& path);
 
 }  // namespace posc::results

@@ -13,20 +13,16 @@
 #include <sstream>
 
 #include "tests/common/files.h"
+#include "tests/common/run_posc.h"
 
 namespace fs = std::filesystem;
 using posc::testing::readFile;
 
 namespace {
 
-int sh(const std::string& cmd) {
-  int raw = std::system(cmd.c_str());
-  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-}
+using posc::testing::sh;
 
-int runPosc(const std::string& args, const fs::path& log) {
-  return sh("cd '" POSC_SOURCE_DIR "' && '" POSC_BINARY "' " + args + " >'" + log.string() + "' 2>&1");
-}
+int runPosc(const std::string& args, const fs::path& log) { return posc::testing::runPoscLogged(args, log); }
 
 size_t count(const std::string& text, const std::string& needle) {
   size_t n = 0;

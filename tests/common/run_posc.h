@@ -33,4 +33,15 @@ inline PoscResult runPosc(const std::string& args) {
   return r;
 }
 
+// Runs a shell command; its exit code, or -1 if it did not exit normally.
+inline int sh(const std::string& cmd) {
+  const int raw = std::system(cmd.c_str());
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+}
+
+// Runs `posc ARGS` from the source folder with stdout and stderr together in `log`.
+inline int runPoscLogged(const std::string& args, const std::filesystem::path& log) {
+  return sh("cd '" POSC_SOURCE_DIR "' && '" POSC_BINARY "' " + args + " >'" + log.string() + "' 2>&1");
+}
+
 }  // namespace posc::testing
