@@ -30,14 +30,19 @@ bool Compilation::checkAll(const CompileRequest& request) {
   return ok && !diags.hasErrors();
 }
 
-std::string Compilation::sourceHash() const {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (size_t i = 0; i < sources.size(); ++i) {
-    for (unsigned char c : sources.file(static_cast<int32_t>(i)).text()) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
+uint64_t fnv1a(std::string_view text, uint64_t h) {
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
   }
+  return h;
+}
+
+std::string stableHash(std::string_view text) { return fmt::format("{:016x}", fnv1a(text)); }
+
+std::string Compilation::sourceHash() const {
+  uint64_t h = kHashSeed;
+  for (size_t i = 0; i < sources.size(); ++i) h = fnv1a(sources.file(static_cast<int32_t>(i)).text(), h);
   return fmt::format("{:016x}", h);
 }
 

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <optional>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/diag/diagnostics.h"
@@ -25,6 +27,13 @@ struct CompileRequest {
   sema::ExperimentRequest experiment;
   std::vector<std::string> stdlib_dirs = sema::defaultStdlibDirs();
 };
+
+// FNV-1a over `text`, continuing from `h` (so several texts hash as their
+// concatenation), and as 16 hex digits: the stable hash of posc's provenance
+// (source hash) and of a study's job plans.
+inline constexpr uint64_t kHashSeed = 1469598103934665603ull;
+uint64_t fnv1a(std::string_view text, uint64_t h = kHashSeed);
+std::string stableHash(std::string_view text);
 
 class Compilation {
  public:

@@ -20,15 +20,6 @@ namespace fs = std::filesystem;
 std::string Job::variant() const { return preset.empty() ? experiment : experiment + "-" + preset; }
 std::string Job::label() const { return fmt::format("{} seed {}", variant(), seed); }
 
-std::string textHash(std::string_view text) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a, as Compilation::sourceHash
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return fmt::format("{:016x}", h);
-}
-
 namespace {
 
 std::string seedList(const std::vector<uint64_t>& seeds) {
@@ -84,7 +75,7 @@ std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::st
       // The plan and where it runs (device, JIT); completed below with the warm start's.
       std::string placement;
       for (const std::string& f : request.placement) placement += " " + f;
-      j.plan_hash = textHash(plan::dumpPlan(*c.plan) + (placement.empty() ? "" : "\nposc run" + placement));
+      j.plan_hash = driver::stableHash(plan::dumpPlan(*c.plan) + (placement.empty() ? "" : "\nposc run" + placement));
       j.command = {request.posc_binary, "run", file, "--experiment", j.experiment};
       if (!j.preset.empty()) j.command.insert(j.command.end(), {"--preset", j.preset});
       for (const sema::Override& o : request.overrides) j.command.insert(j.command.end(), {"--set", o.key + "=" + o.value});
@@ -116,12 +107,12 @@ std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::st
     external[i] = ckpt.string();
   }
   for (size_t i = 0; i < jobs.size(); ++i)
-    if (!external[i].empty()) jobs[i].plan_hash = textHash(jobs[i].plan_hash + "\nwarm start from " + external[i]);
+    if (!external[i].empty()) jobs[i].plan_hash = driver::stableHash(jobs[i].plan_hash + "\nwarm start from " + external[i]);
 
   std::vector<Job> ordered = orderByWarmStart(std::move(jobs));
   // Chain the hashes in dependency order, so a changed source re-runs its warm starts.
   for (Job& j : ordered)
-    if (j.after) j.plan_hash = textHash(j.plan_hash + "\nwarm start from " + ordered[*j.after].plan_hash);
+    if (j.after) j.plan_hash = driver::stableHash(j.plan_hash + "\nwarm start from " + ordered[*j.after].plan_hash);
   return ordered;
 }
 

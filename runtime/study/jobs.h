@@ -101,7 +101,4 @@ struct JobRecord {
 void writeJobRecord(const Job& job, const JobRecord& record);
 std::optional<JobRecord> readJobRecord(const std::filesystem::path& out_dir);
 
-// FNV-1a over the text, 16 hex digits (the hash posc uses for provenance).
-std::string textHash(std::string_view text);
-
 }  // namespace posc::study

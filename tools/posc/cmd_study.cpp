@@ -64,16 +64,11 @@ std::string selfPath() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "posc";
 }
 
-// "10d 100.0% 20d 43.3%" from a finished run's accuracy.csv.
-std::string accuracyLine(const fs::path& dir) {
-  try {
-    const report::RunSummary run = report::readRun(dir);
-    std::string line;
-    for (const auto& r : run.records) line += fmt::format(" {}d {:.1f}%", r.digits, 100.0 * r.accuracy());
-    return line;
-  } catch (const std::runtime_error&) {
-    return "";
-  }
+// "10d 100.0% 20d 43.3%": a finished run's accuracy per length.
+std::string accuracyLine(const report::RunSummary& run) {
+  std::string line;
+  for (const auto& r : run.records) line += fmt::format(" {}d {:.1f}%", r.digits, 100.0 * r.accuracy());
+  return line;
 }
 
 int runStudy(const std::vector<std::string>& args) {
@@ -158,9 +153,9 @@ int runStudy(const std::vector<std::string>& args) {
     if (kind == study::JobOutcome::Kind::Failed) ++failed;
     if (kind == study::JobOutcome::Kind::NotRun) ++not_run;
     if (kind != study::JobOutcome::Kind::Ran && kind != study::JobOutcome::Kind::Skipped) continue;
-    std::fprintf(stderr, "  %-40s%s\n", jobs[i].label().c_str(), accuracyLine(jobs[i].out_dir).c_str());
     try {
       runs.push_back(report::readRun(jobs[i].out_dir));
+      std::fprintf(stderr, "  %-40s%s\n", jobs[i].label().c_str(), accuracyLine(runs.back()).c_str());
       report::writeReport(jobs[i].out_dir, report::buildReport(jobs[i].out_dir));
     } catch (const std::runtime_error& e) {
       std::fprintf(stderr, "posc: warning: %s\n", e.what());
