@@ -51,6 +51,9 @@ struct Expr {
   ExprPtr lhs, rhs;
   std::vector<ExprPtr> elements;
   std::vector<Arg> args;
+  // Nodes on the longest path from here to a leaf. The parser refuses
+  // expressions deeper than a limit, so every recursive pass is safe.
+  int depth = 1;
 };
 
 struct Option {

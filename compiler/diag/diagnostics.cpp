@@ -4,12 +4,18 @@
 
 #include <fmt/format.h>
 
+#include "compiler/source/encoding.h"
+
 #include <algorithm>
 
 namespace posc {
 
 Diagnostic& DiagnosticEngine::error(SourceRange range, std::string message) {
   ++errors_;
+  if (error_limit_ > 0 && errors_ > error_limit_) {
+    dropped_ = {Severity::Error, range, {}, {}, {}};
+    return dropped_;
+  }
   diagnostics_.push_back({Severity::Error, range, std::move(message), {}, {}});
   return diagnostics_.back();
 }
@@ -54,17 +60,33 @@ void renderOne(std::string& out, const SourceManager& sources, Severity severity
   LineColumn at = file.lineColumn(range.begin);
   out += fmt::format("{}{}:{}:{}:{} {}{}:{} {}{}{}\n", bold, file.path(), at.line, at.column,
                      reset, sev, severityName(severity), reset, bold, message, reset);
-  std::string_view line = file.lineText(at.line);
-  out += fmt::format("    {}\n", line);
-  // Caret under the first character, tildes under the rest of the range on this line.
-  std::string marker(static_cast<size_t>(at.column - 1), ' ');
-  for (size_t i = 0; i < marker.size() && i < line.size(); ++i)
-    if (line[i] == '\t') marker[i] = '\t';
+  std::string_view full = file.lineText(at.line);
+  // Long lines (generated files, a pasted wall of text) are shown as a window
+  // around the caret, cut at character boundaries and marked with "...".
+  constexpr size_t kWindow = 160, kBefore = 60;
+  size_t begin = 0, caret = static_cast<size_t>(at.column - 1);
+  if (full.size() > kWindow && caret > kBefore) begin = caret - kBefore;
+  size_t end = std::min(full.size(), begin + kWindow);
+  auto continuation = [&](size_t i) { return i < full.size() && (static_cast<unsigned char>(full[i]) & 0xC0) == 0x80; };
+  for (int k = 0; k < 3 && continuation(begin); ++k) ++begin;
+  for (int k = 0; k < 3 && continuation(end); ++k) ++end;
+  const std::string lead = begin > 0 ? "..." : "", tail = end < full.size() ? "..." : "";
+  std::string_view line = full.substr(begin, end - begin);
+  // The line as shown (bad bytes escaped) and a caret line that keeps its tabs.
+  DisplayLine shown = displayLine(line);
+  out += fmt::format("    {}{}{}\n", lead, shown.text, tail);
+  auto cell = [&](size_t offset_in_full) {
+    size_t i = offset_in_full < begin ? 0 : std::min(offset_in_full - begin, line.size());
+    return shown.column_of[i];
+  };
+  uint32_t first = cell(caret);
+  std::string marker(lead.size(), ' ');
+  for (uint32_t c = 0; c < first; ++c) marker += c < shown.tabs.size() && shown.tabs[c] ? '\t' : ' ';
   size_t width = 1;
   if (range.end > range.begin) {
     LineColumn last = file.lineColumn(range.end - 1);
-    width = last.line == at.line ? static_cast<size_t>(last.column - at.column + 1)
-                                 : std::max<size_t>(1, line.size() + 1 - static_cast<size_t>(at.column));
+    uint32_t stop = last.line == at.line ? cell(static_cast<size_t>(last.column)) : cell(full.size());
+    width = std::max<size_t>(1, stop - first);
   }
   marker += '^';
   if (width > 1) marker += std::string(width - 1, '~');
@@ -93,7 +115,13 @@ std::string DiagnosticEngine::render(const Diagnostic& d, bool color) const {
 std::string DiagnosticEngine::render(bool color) const {
   std::string out;
   for (const Diagnostic& d : diagnostics_) out += render(d, color);
-  if (errors_ > 0) out += fmt::format("{} error{} generated.\n", errors_, errors_ == 1 ? "" : "s");
+  if (errors_ > 0) {
+    out += fmt::format("{} error{} generated", errors_, errors_ == 1 ? "" : "s");
+    if (error_limit_ > 0 && errors_ > error_limit_)
+      out += fmt::format("; {} not shown (the limit is {}; --error-limit N changes it, 0 shows all)",
+                         errors_ - error_limit_, error_limit_);
+    out += ".\n";
+  }
   return out;
 }
 

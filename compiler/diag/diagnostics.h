@@ -8,7 +8,9 @@
 // Every stage reports through a DiagnosticEngine and keeps going where it
 // can, so one run shows several independent errors. User errors make the
 // CLI exit with 2; internal errors are labelled as such and never blamed on
-// the user's file.
+// the user's file. Like a C compiler's -ferror-limit, only the first errors
+// (20 by default) are kept and shown; the rest are counted, so a file of a
+// million bad lines costs a counter, not a million messages.
 #pragma once
 
 #include <string>
@@ -36,17 +38,26 @@ struct Diagnostic {
 
 class DiagnosticEngine {
  public:
-  explicit DiagnosticEngine(const SourceManager& sources) : sources_(sources) {}
+  explicit DiagnosticEngine(const SourceManager& sources)
+      : sources_(sources), error_limit_(default_error_limit_) {}
+
+  // The limit new engines start with (`posc --error-limit N`).
+  static void setDefaultErrorLimit(int limit) { default_error_limit_ = limit; }
 
   Diagnostic& error(SourceRange range, std::string message);
   Diagnostic& warning(SourceRange range, std::string message);
+
+  // Errors kept after this many are counted only; 0 keeps every error.
+  void setErrorLimit(int limit) { error_limit_ = limit; }
+  int errorLimit() const { return error_limit_; }
 
   bool hasErrors() const { return errors_ > 0; }
   int errorCount() const { return errors_; }
   const std::vector<Diagnostic>& all() const { return diagnostics_; }
 
-  // All diagnostics, rendered in report order, followed by a count line when
-  // there were errors ("2 errors generated.").
+  // All kept diagnostics, rendered in report order, followed by a count line
+  // when there were errors ("2 errors generated.", or "25 errors generated;
+  // 5 not shown (the limit is 20).").
   std::string render(bool color = false) const;
   std::string render(const Diagnostic& d, bool color = false) const;
 
@@ -54,6 +65,9 @@ class DiagnosticEngine {
   const SourceManager& sources_;
   std::vector<Diagnostic> diagnostics_;
   int errors_ = 0;
+  int error_limit_;
+  static inline int default_error_limit_ = 20;
+  Diagnostic dropped_;  // what error() returns once the limit is reached
 };
 
 // "did you mean 'x'?" support: the closest candidate by edit distance, or

@@ -5,10 +5,14 @@
 #include <antlr4-runtime.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "PosLexer.h"
 #include "PosParser.h"
 #include "compiler/parse/locator.h"
 #include "compiler/parse/syntax_errors.h"
+#include "compiler/source/encoding.h"
 
 namespace posc::parse {
 
@@ -52,7 +56,7 @@ class Builder {
     e->elements.push_back(std::move(cond));
     e->elements.push_back(expr(ctx->then));
     e->elements.push_back(expr(ctx->otherwise));
-    return e;
+    return finish(std::move(e));
   }
 
   ast::ReplLine replLine(PosParser::ReplLineContext* ctx) {
@@ -79,7 +83,30 @@ class Builder {
   const Locator& loc_;
   DiagnosticEngine& diags_;
 
+  bool too_deep_ = false;  // reported once; chains stop growing
+
   ast::Name name(const antlr4::Token* t) { return {t ? t->getText() : "", loc_.token(t)}; }
+
+  // Sets e's depth from its children's and reports the first expression
+  // deeper than the limit (long chains such as 1+1+...+1 are built in loops,
+  // so only their depth can bound what later passes recurse through).
+  ast::ExprPtr finish(ast::ExprPtr e) {
+    int d = 0;
+    for (const ast::ExprPtr* c : {&e->lhs, &e->rhs})
+      if (*c) d = std::max(d, (*c)->depth);
+    for (const ast::ExprPtr& c : e->elements)
+      if (c) d = std::max(d, c->depth);
+    for (const ast::Arg& a : e->args)
+      if (a.value) d = std::max(d, a.value->depth);
+    e->depth = d + 1;
+    if (e->depth > kMaxExpressionDepth && !too_deep_) {
+      too_deep_ = true;
+      Diagnostic& diag = diags_.error(e->range, fmt::format("expression more than {} operations deep",
+                                                            kMaxExpressionDepth));
+      diag.hint = "split it into named parts, or a long sum into several score terms";
+    }
+    return e;
+  }
 
   ast::ExprPtr make(ast::Expr::Kind kind, antlr4::ParserRuleContext* ctx) {
     auto e = std::make_unique<ast::Expr>();
@@ -193,20 +220,20 @@ class Builder {
     e->op = std::move(op);
     e->lhs = std::move(lhs);
     e->rhs = std::move(rhs);
-    return e;
+    return finish(std::move(e));
   }
 
   ast::ExprPtr orExpr(PosParser::OrExprContext* ctx) {
     auto parts = ctx->andExpr();
     ast::ExprPtr e = andExpr(parts[0]);
-    for (size_t i = 1; i < parts.size(); ++i) e = binary(ctx, std::move(e), andExpr(parts[i]), "||");
+    for (size_t i = 1; i < parts.size() && !too_deep_; ++i) e = binary(ctx, std::move(e), andExpr(parts[i]), "||");
     return e;
   }
 
   ast::ExprPtr andExpr(PosParser::AndExprContext* ctx) {
     auto parts = ctx->cmpExpr();
     ast::ExprPtr e = cmpExpr(parts[0]);
-    for (size_t i = 1; i < parts.size(); ++i) e = binary(ctx, std::move(e), cmpExpr(parts[i]), "&&");
+    for (size_t i = 1; i < parts.size() && !too_deep_; ++i) e = binary(ctx, std::move(e), cmpExpr(parts[i]), "&&");
     return e;
   }
 
@@ -224,7 +251,7 @@ class Builder {
       auto r = make(ast::Expr::Kind::Range, ctx);
       r->lhs = std::move(e);
       r->rhs = addExpr(parts[1]);
-      return r;
+      return finish(std::move(r));
     }
     return e;
   }
@@ -232,7 +259,7 @@ class Builder {
   ast::ExprPtr addExpr(PosParser::AddExprContext* ctx) {
     auto parts = ctx->mulExpr();
     ast::ExprPtr e = mulExpr(parts[0]);
-    for (size_t i = 1; i < parts.size(); ++i)
+    for (size_t i = 1; i < parts.size() && !too_deep_; ++i)
       e = binary(ctx, std::move(e), mulExpr(parts[i]), ctx->ops[i - 1]->getText());
     return e;
   }
@@ -240,7 +267,7 @@ class Builder {
   ast::ExprPtr mulExpr(PosParser::MulExprContext* ctx) {
     auto parts = ctx->unaryExpr();
     ast::ExprPtr e = unaryExpr(parts[0]);
-    for (size_t i = 1; i < parts.size(); ++i)
+    for (size_t i = 1; i < parts.size() && !too_deep_; ++i)
       e = binary(ctx, std::move(e), unaryExpr(parts[i]), ctx->ops[i - 1]->getText());
     return e;
   }
@@ -250,7 +277,7 @@ class Builder {
     auto e = make(ast::Expr::Kind::Unary, ctx);
     e->op = ctx->op->getText();
     e->lhs = unaryExpr(ctx->unaryExpr());
-    return e;
+    return finish(std::move(e));
   }
 
   ast::ExprPtr powExpr(PosParser::PowExprContext* ctx) {
@@ -262,6 +289,7 @@ class Builder {
   ast::ExprPtr postfixExpr(PosParser::PostfixExprContext* ctx) {
     ast::ExprPtr e = primary(ctx->primary());
     for (auto* p : ctx->postfix()) {
+      if (too_deep_) break;
       SourceRange range = e->range.to(loc_.rule(p));
       if (auto* call = dynamic_cast<PosParser::CallPostfixContext*>(p)) {
         if (e->kind != ast::Expr::Kind::Name) {
@@ -271,20 +299,21 @@ class Builder {
         e->kind = ast::Expr::Kind::Call;
         e->args = args(call->argList());
         e->range = range;
+        e = finish(std::move(e));
       } else if (auto* index = dynamic_cast<PosParser::IndexPostfixContext*>(p)) {
         auto x = std::make_unique<ast::Expr>();
         x->kind = ast::Expr::Kind::Index;
         x->range = range;
         x->lhs = std::move(e);
         x->rhs = expr(index->expr());
-        e = std::move(x);
+        e = finish(std::move(x));
       } else if (auto* member = dynamic_cast<PosParser::MemberPostfixContext*>(p)) {
         auto x = std::make_unique<ast::Expr>();
         x->kind = ast::Expr::Kind::Member;
         x->range = range;
         x->lhs = std::move(e);
         x->name = name(member->ID()->getSymbol());
-        e = std::move(x);
+        e = finish(std::move(x));
       }
     }
     return e;
@@ -295,6 +324,10 @@ class Builder {
       auto e = make(ast::Expr::Kind::Number, ctx);
       e->text = n->NUMBER()->getText();
       e->number = std::strtod(e->text.c_str(), nullptr);
+      if (!std::isfinite(e->number)) {
+        Diagnostic& d = diags_.error(e->range, fmt::format("number {} is too large for a double", e->text));
+        d.hint = "the largest is about 1.8e308";
+      }
       return e;
     }
     if (auto* s = dynamic_cast<PosParser::StringPrimaryContext*>(ctx)) {
@@ -320,7 +353,7 @@ class Builder {
     if (auto* l = dynamic_cast<PosParser::ListPrimaryContext*>(ctx)) {
       auto e = make(ast::Expr::Kind::List, ctx);
       for (auto* x : l->expr()) e->elements.push_back(expr(x));
-      return e;
+      return finish(std::move(e));
     }
     if (auto* p = dynamic_cast<PosParser::ParenPrimaryContext*>(ctx)) {
       auto parts = p->expr();
@@ -331,7 +364,7 @@ class Builder {
       }
       auto e = make(ast::Expr::Kind::Tuple, ctx);
       for (auto* x : parts) e->elements.push_back(expr(x));
-      return e;
+      return finish(std::move(e));
     }
     auto e = make(ast::Expr::Kind::Number, ctx);  // unreachable after a clean parse
     return e;
@@ -361,10 +394,44 @@ struct ParseSetup {
   }
 };
 
+// Invalid UTF-8 and NUL bytes as located errors (the input stream would
+// throw on the first, and a NUL would cut diagnostics short).
+bool checkBytes(int32_t source, const SourceManager& sources, DiagnosticEngine& diags) {
+  const std::string& text = sources.file(source).text();
+  if (text.size() > kMaxSourceBytes) {
+    Diagnostic& d = diags.error({source, 0, 0}, fmt::format("the file is {:.1f} MB; posc reads sources of up to {} MB",
+                                                            static_cast<double>(text.size()) / (1 << 20),
+                                                            kMaxSourceBytes >> 20));
+    d.hint = "a .pos file describes one experiment in a page; generated weights belong in a checkpoint";
+    return false;
+  }
+  std::vector<BadBytes> bad = findBadBytes(text, 1000);
+  for (const BadBytes& b : bad) {
+    SourceRange range{source, b.offset, b.offset + b.length};
+    std::string bytes = escapeBytes(std::string_view(text).substr(b.offset, b.length));
+    switch (b.kind) {
+      case BadBytes::Kind::Nul:
+        diags.error(range, "NUL byte (\\x00) in the source").hint =
+            "a .pos file is text; remove the byte (was the file saved by a binary tool?)";
+        break;
+      case BadBytes::Kind::IncompleteAtEnd:
+        diags.error(range, fmt::format("incomplete UTF-8 sequence {} at the end of the file", bytes)).hint =
+            "the file may have been cut short; complete or remove the last character";
+        break;
+      case BadBytes::Kind::InvalidUtf8:
+        diags.error(range, fmt::format("invalid UTF-8: byte{} {}", b.length == 1 ? "" : "s", bytes)).hint =
+            "posc reads .pos files as UTF-8; convert the file (for example iconv -f latin1 -t utf-8)";
+        break;
+    }
+  }
+  return bad.empty();
+}
+
 }  // namespace
 
 std::optional<ast::File> parseFile(int32_t source, const SourceManager& sources,
                                    DiagnosticEngine& diags) {
+  if (!checkBytes(source, sources, diags)) return std::nullopt;
   ParseSetup setup(source, sources, diags);
   if (!checkTokens(setup.tokens, setup.locator, sources, diags)) return std::nullopt;
   PosParser::FileContext* tree = setup.parser.file();
@@ -378,6 +445,7 @@ std::optional<ast::File> parseFile(int32_t source, const SourceManager& sources,
 
 ast::ExprPtr parseExpression(int32_t source, const SourceManager& sources,
                              DiagnosticEngine& diags) {
+  if (!checkBytes(source, sources, diags)) return nullptr;
   ParseSetup setup(source, sources, diags);
   if (!checkTokens(setup.tokens, setup.locator, sources, diags)) return nullptr;
   PosParser::ExprOnlyContext* tree = setup.parser.exprOnly();
@@ -391,6 +459,7 @@ ast::ExprPtr parseExpression(int32_t source, const SourceManager& sources,
 
 std::optional<ast::ReplLine> parseReplLine(int32_t source, const SourceManager& sources,
                                            DiagnosticEngine& diags) {
+  if (!checkBytes(source, sources, diags)) return std::nullopt;
   ParseSetup setup(source, sources, diags);
   if (!checkTokens(setup.tokens, setup.locator, sources, diags)) return std::nullopt;
   PosParser::ReplLineContext* tree = setup.parser.replLine();

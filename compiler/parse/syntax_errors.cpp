@@ -63,10 +63,28 @@ bool checkTokens(antlr4::CommonTokenStream& tokens, const Locator& locator, cons
   const SourceFile& file = sources.file(locator.source());
   bool ok = true;
 
+  // The parser is recursive descent: each open bracket, prefix operator, '^'
+  // and '?' still waiting for its operand is a level of recursion. These
+  // limits keep any input's recursion far from the end of the stack.
   struct Open {
-    const antlr4::Token* token;
+    const antlr4::Token* token;  // nullptr: the level outside every bracket
+    int conditionals = 0;        // '?' since the last '=', ',' or ';' at this level
+    int operators = 0;           // prefix operators and '^' since the last binary operator
   };
   std::vector<Open> stack;
+  Open outside{nullptr};
+  int pending = 0;  // conditionals + operators over all levels
+  auto level = [&]() -> Open& { return stack.empty() ? outside : stack.back(); };
+  auto resetOperators = [&](bool conditionals_too) {
+    Open& l = level();
+    pending -= l.operators;
+    l.operators = 0;
+    if (conditionals_too) {
+      pending -= l.conditionals;
+      l.conditionals = 0;
+    }
+  };
+  bool after_operand = false;  // the previous token ends an operand (a name, a number, ')' ...)
   const antlr4::Token* suspect = nullptr;  // first '{' closed by a '}' at another indentation
 
   auto indentation = [&](const antlr4::Token* t) {
@@ -90,9 +108,20 @@ bool checkTokens(antlr4::CommonTokenStream& tokens, const Locator& locator, cons
       ok = false;
       continue;
     }
-    std::string text = t->getText();
     if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+    std::string text = t->getText();
+    const size_t type = t->getType();
+    const bool operand_end = type == grammar::PosLexer::ID || type == grammar::PosLexer::NUMBER ||
+                             type == grammar::PosLexer::STRING || text == ")" || text == "]";
+    const bool prefix_position = !after_operand;
+    after_operand = operand_end;
     if (text == "{" || text == "(" || text == "[") {
+      if (stack.size() >= static_cast<size_t>(kMaxBracketNesting)) {
+        Diagnostic& d = diags.error(locator.token(t), fmt::format("brackets nested more than {} deep",
+                                                                  kMaxBracketNesting));
+        d.hint = "name the inner parts (a setting, a component argument or a separate score term)";
+        return false;
+      }
       stack.push_back({t});
     } else if (text == "}" || text == ")" || text == "]") {
       if (stack.empty() || closer(stack.back().token->getText()) != text) {
@@ -108,7 +137,24 @@ bool checkTokens(antlr4::CommonTokenStream& tokens, const Locator& locator, cons
         auto [close_indent, close_first] = indentation(t);
         if (close_first && open_indent != close_indent) suspect = stack.back().token;
       }
+      pending -= stack.back().operators + stack.back().conditionals;
       stack.pop_back();
+    } else if (text == "^" || text == "?" || (prefix_position && (text == "-" || text == "+" || text == "!"))) {
+      if (text == "?") resetOperators(false);
+      ++(text == "?" ? level().conditionals : level().operators);
+      if (++pending > kMaxOperatorNesting) {
+        Diagnostic& d = diags.error(locator.token(t),
+                                    fmt::format("expression nested more than {} deep (prefix operators, "
+                                                "'^' and '?:' waiting for their operands)",
+                                                kMaxOperatorNesting));
+        d.hint = "split the expression into named parts";
+        return false;
+      }
+    } else if (text == "=" || text == "," || text == ";" || text == "+=" ||
+               (type >= grammar::PosLexer::IMPORT && type <= grammar::PosLexer::ANALYSIS)) {
+      resetOperators(true);
+    } else if (!operand_end) {
+      resetOperators(false);  // a binary operator, ':' or '.': the pending operands are complete
     }
   }
   if (!stack.empty()) {

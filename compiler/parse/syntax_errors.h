@@ -23,8 +23,15 @@ class SyntaxErrorListener : public antlr4::BaseErrorListener {
   int errors_ = 0;
 };
 
-// Reports characters the language does not use and unbalanced brackets.
-// Returns false if anything was reported.
+// Limits that keep the recursive parser and every recursive pass over
+// expressions far from the end of the stack, whatever the input.
+inline constexpr size_t kMaxSourceBytes = size_t{1} << 20;  // 250 times the largest example
+inline constexpr int kMaxBracketNesting = 64;
+inline constexpr int kMaxOperatorNesting = 256;
+inline constexpr int kMaxExpressionDepth = 512;  // operations on one path of an expression's tree
+
+// Reports characters the language does not use, unbalanced brackets and
+// nesting beyond the limits above. Returns false if anything was reported.
 bool checkTokens(antlr4::CommonTokenStream& tokens, const Locator& locator, const SourceManager& sources,
                  DiagnosticEngine& diags);
 

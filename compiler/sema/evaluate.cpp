@@ -191,7 +191,7 @@ struct Evaluator {
       if (!arity(1, 1)) return std::nullopt;
       auto a = arg(0, "the argument");
       if (!a) return std::nullopt;
-      return Value::makeNumber(it->second(*a), e.range);
+      return finite(it->second(*a), *a, *a, e.range);
     }
     Diagnostic& d = diags.error(e.name.range, fmt::format("unknown function '{}'", f));
     suggest(d, f, {"linspace", "geomspace", "alibi_slopes", "uniform", "log_uniform", "fixed",
@@ -283,6 +283,16 @@ struct Evaluator {
     return std::nullopt;
   }
 
+  // A number computed from finite operands must be finite: NaN or an
+  // infinity in a setting (log(-1), 10^400) is an error at the operation.
+  std::optional<Value> finite(double v, double x, double y, SourceRange r) {
+    if (std::isfinite(v) || !std::isfinite(x) || !std::isfinite(y)) return Value::makeNumber(v, r);
+    Diagnostic& d = diags.error(r, fmt::format("this expression is {}",
+                                               std::isnan(v) ? "NaN" : v > 0 ? "infinite" : "-infinite"));
+    d.hint = "check the operands' signs and magnitudes";
+    return std::nullopt;
+  }
+
   std::optional<Value> binary(const ast::Expr& e) {
     auto a = eval(*e.lhs);
     auto b = eval(*e.rhs);
@@ -311,8 +321,13 @@ struct Evaluator {
       return Value::makeBool(r, e.range);
     }
     if (op == "/" && b->kind == Kind::Number && b->number == 0) return fail(e.rhs->range, "division by zero");
+    bool reported = false;  // by finite(): no second error
     auto apply = [&](const Value& x, const Value& y) -> std::optional<Value> {
-      if (x.kind == Kind::Number && y.kind == Kind::Number) return Value::makeNumber(*fn(x.number, y.number), e.range);
+      if (x.kind == Kind::Number && y.kind == Kind::Number) {
+        auto v = finite(*fn(x.number, y.number), x.number, y.number, e.range);
+        reported = !v;
+        return v;
+      }
       if (x.kind == Kind::List || y.kind == Kind::List) {
         const Value& l = x.kind == Kind::List ? x : y;
         const Value& s = x.kind == Kind::List ? y : x;
@@ -321,13 +336,19 @@ struct Evaluator {
         out.range = e.range;
         for (Value& el : out.elements) {
           if (el.kind != Kind::Number) return std::nullopt;
-          el.number = x.kind == Kind::List ? *fn(el.number, s.number) : *fn(s.number, el.number);
+          double v = x.kind == Kind::List ? *fn(el.number, s.number) : *fn(s.number, el.number);
+          if (!finite(v, el.number, s.number, e.range)) {
+            reported = true;
+            return std::nullopt;
+          }
+          el.number = v;
         }
         return out;
       }
       return std::nullopt;
     };
     auto r = apply(*a, *b);
+    if (!r && reported) return std::nullopt;
     if (!r) return fail(e.range, fmt::format("'{}' cannot combine {} and {}", op, a->describe(), b->describe()));
     return r;
   }

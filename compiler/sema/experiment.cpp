@@ -191,6 +191,9 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
 
   // 5. Derived defaults and checks.
   if (!a.written.count("model.mlp_hidden")) a.plan.model.mlp_hidden = 4 * a.plan.model.width;
+  // Checks across settings only when every setting was accepted: a rejected
+  // one still holds its default, and a check on it would invent a second error.
+  if (diags.errorCount() > errors_before) return std::nullopt;
   SettingsContext ctx = a.context();
   checkSettings(target->name.range, ctx);
   if (diags.errorCount() > errors_before) return std::nullopt;

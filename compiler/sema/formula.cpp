@@ -75,10 +75,19 @@ struct Compiler {
     }
   }
 
-  // Appends an operation, folding it when every operand is constant.
-  int op(Op o, int a, int b = -1, int c = -1) {
+  // Appends the operation at `at`, folding it when every operand is
+  // constant. A fold that turns finite constants into NaN or an infinity
+  // (log(-1), 1/0, exp(1000)) is an error at the operation: every score
+  // would be that value.
+  int op(SourceRange at, Op o, int a, int b = -1, int c = -1) {
     if (isConst(a) && (b < 0 || isConst(b)) && (c < 0 || isConst(c))) {
-      double v = fold(o, constValue(a), b < 0 ? 0 : constValue(b), c < 0 ? 0 : constValue(c));
+      double x = constValue(a), y = b < 0 ? 0 : constValue(b), z = c < 0 ? 0 : constValue(c);
+      double v = fold(o, x, y, z);
+      if (!std::isfinite(v) && std::isfinite(x) && std::isfinite(y) && std::isfinite(z)) {
+        Diagnostic& d = diags.error(at, fmt::format("this constant expression is {}",
+                                                    std::isnan(v) ? "NaN" : v > 0 ? "infinite" : "-infinite"));
+        d.hint = "every score would be NaN or infinite; check the operands' signs and magnitudes";
+      }
       // The operand constants become dead; prune() removes them.
       return constant(v);
     }
@@ -192,8 +201,8 @@ struct Compiler {
         auto a = compile(*e.lhs);
         if (!a) return std::nullopt;
         if (e.op == "+") return a;
-        if (e.op == "-") return op(Op::Neg, *a);
-        return op(Op::Eq, *a, constant(0));
+        if (e.op == "-") return op(e.range, Op::Neg, *a);
+        return op(e.range, Op::Eq, *a, constant(0));
       }
       case K::Binary: {
         auto a = compile(*e.lhs);
@@ -208,14 +217,14 @@ struct Compiler {
           diags.error(e.range, fmt::format("'{}' is not available in score formulas", e.op));
           return std::nullopt;
         }
-        return op(it->second, *a, *b);
+        return op(e.range, it->second, *a, *b);
       }
       case K::Conditional: {
         auto c = compile(*e.elements[0]);
         auto a = compile(*e.elements[1]);
         auto b = compile(*e.elements[2]);
         if (!c || !a || !b) return std::nullopt;
-        return op(Op::Select, *c, *a, *b);
+        return op(e.range, Op::Select, *c, *a, *b);
       }
       case K::Call: return call(e);
       default:
@@ -254,9 +263,9 @@ struct Compiler {
       if (!x) return std::nullopt;
       args.push_back(*x);
     }
-    if (arity == 1) return op(unary.at(f), args[0]);
-    if (arity == 2) return op(binary.at(f), args[0], args[1]);
-    return op(Op::Select, args[0], args[1], args[2]);
+    if (arity == 1) return op(e.range, unary.at(f), args[0]);
+    if (arity == 2) return op(e.range, binary.at(f), args[0], args[1]);
+    return op(e.range, Op::Select, args[0], args[1], args[2]);
   }
 };
 
@@ -290,8 +299,9 @@ plan::Formula prune(const plan::Formula& f) {
 std::optional<plan::Formula> compileFormula(const ast::Expr& e, const FormulaScope& scope,
                                             DiagnosticEngine& diags) {
   Compiler c{scope, diags, {}};
+  int errors_before = diags.errorCount();
   auto root = c.compile(e);
-  if (!root) return std::nullopt;
+  if (!root || diags.errorCount() > errors_before) return std::nullopt;
   if (*root != static_cast<int>(c.out.nodes.size()) - 1) {
     // The result is an earlier node (e.g. unary plus): make it last.
     plan::FormulaNode keep = c.out.nodes[static_cast<size_t>(*root)];

@@ -115,6 +115,7 @@ options of commands that compile an experiment:
   --set KEY=VALUE     override a setting, e.g. --set train.steps=500 (repeatable)
   --steps N           same as --set train.steps=N
   --seed N            run only this seed (same as --set train.seeds=[N])
+  --error-limit N     show the first N errors, count the rest (default 20; 0: all)
 
 Run `posc COMMAND --help` for one command's own options.
 Exit codes: 0 success, 2 a problem with the input or the command line,

@@ -24,6 +24,26 @@
 int main(int argc, char** argv) {
   using namespace posc::cli;
   std::vector<std::string> args(argv + 1, argv + argc);
+  // --error-limit N (any position, any command): errors shown before the rest are only counted.
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string value;
+    if (args[i].rfind("--error-limit=", 0) == 0) {
+      value = args[i].substr(14);
+      args.erase(args.begin() + static_cast<long>(i));
+    } else if (args[i] == "--error-limit" && i + 1 < args.size()) {
+      value = args[i + 1];
+      args.erase(args.begin() + static_cast<long>(i), args.begin() + static_cast<long>(i) + 2);
+    } else {
+      continue;
+    }
+    try {
+      posc::DiagnosticEngine::setDefaultErrorLimit(parseCount("--error-limit", value));
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "posc: error: %s\n(run 'posc --help' for usage)\n", e.message.c_str());
+      return 2;
+    }
+    break;
+  }
   const Command* command = args.empty() ? nullptr : findCommand(args[0]);
   // Only commands that do numeric work (or report the kernels) pay for the
   // possible re-exec; check and emit never touch the BLAS.
