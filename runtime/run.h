@@ -9,12 +9,16 @@
 //   <out>/metrics.jsonl     {"seed","step","loss","lr","tokens_per_s"} per logged step
 //   <out>/accuracy.csv      seed,digits,correct,total,accuracy
 //   <out>/seed<N>/checkpoint_<step>.pt, <out>/seed<N>/final.pt
+//   <out>/seed<N>/resume.pt the seed's resume point while it trains (train/resume.h)
+//   <out>/status.json       running / interrupted / failed / finished (train/run_folder.h)
 //   <out>/summary.md        the per-length accuracy table printed at the end
 //   <out>/probes/<name>.{csv,md,svg}  the declared probes, run after the last seed
 //                           (runtime/probe); `posc report` adds report.md / report.html
 //
 // Every file is written to a temporary name and renamed, so an interrupted run
-// never leaves a half-written file behind.
+// never leaves a half-written file behind. One process owns the folder at a
+// time (a lock); an unfinished run of the same plan is continued from its
+// resume points and ends with the weights an uninterrupted run would have.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,15 @@ struct UserError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A run stopped by SIGINT or SIGTERM at a step boundary after writing its
+// resume point; the CLI says how to continue and exits with 128 + signal.
+struct Interrupted : std::runtime_error {
+  Interrupted(const std::string& what, int signal, int step)
+      : std::runtime_error(what), signal(signal), step(step) {}
+  int signal;
+  int step;  // the last step done (its resume point)
+};
+
 struct RunOptions {
   std::string out_dir;              // results folder (created)
   std::string device = "cpu";       // "cpu" or "cuda"
@@ -47,6 +60,12 @@ struct RunOptions {
   // tensor-op lowering otherwise). runExperiment throws UserError when this is
   // set but the JIT is unavailable or the device is not the CPU.
   bool score_jit = false;
+  // The run's identity: a hash of the plan and of the options that change
+  // its numbers (device, kernels). A folder holding an unfinished run of the
+  // same identity is continued; of another, refused unless `fresh`.
+  std::string plan_hash;
+  bool fresh = false;             // discard an unfinished run in out_dir and start over
+  std::string continue_command;   // printed when a run is interrupted
 };
 
 // Returns 0 on success. Throws UserError for user-fixable problems.

@@ -3,9 +3,11 @@
 #include "runtime/results/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -30,6 +32,24 @@ std::filesystem::path temporaryPathFor(const std::filesystem::path& path) {
                                  static_cast<long>(::getpid()), counter++);
   return path.parent_path() / name;
 }
+
+namespace {
+
+// Fault injection for the tests of resumable runs: with
+// POSC_FAULT_KILL_BEFORE_RENAME=<file name>:<n>, the process kills itself
+// (SIGKILL) after writing the n-th temporary file for that name and before
+// renaming it, i.e. in the middle of that checkpoint's write.
+void faultBeforeRename(const std::filesystem::path& path) {
+  static const char* spec = std::getenv("POSC_FAULT_KILL_BEFORE_RENAME");
+  if (spec == nullptr) return;
+  static std::atomic<int> writes{0};
+  const std::string s(spec);
+  const size_t colon = s.rfind(':');
+  if (colon == std::string::npos || s.substr(0, colon) != path.filename().string()) return;
+  if (++writes == std::atoi(s.c_str() + colon + 1)) ::kill(::getpid(), SIGKILL);
+}
+
+}  // namespace
 
 void writeFileAtomic(const std::filesystem::path& path, std::string_view content) {
   const std::filesystem::path tmp = temporaryPathFor(path);
@@ -60,6 +80,7 @@ void writeFileAtomic(const std::filesystem::path& path, std::string_view content
     ::unlink(tmp.c_str());
     fail("close", tmp, err);
   }
+  faultBeforeRename(path);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int err = errno;
     ::unlink(tmp.c_str());
@@ -76,6 +97,25 @@ void writeFileAtomic(const std::filesystem::path& path, std::string_view content
 }
 
 JsonLinesLog::JsonLinesLog(std::filesystem::path path) : path_(std::move(path)) {}
+
+JsonLinesLog JsonLinesLog::reopen(std::filesystem::path path) {
+  JsonLinesLog log(std::move(path));
+  if (std::optional<std::string> text = readFileText(log.path_)) {
+    std::istringstream in(*text);
+    std::string line;
+    while (std::getline(in, line)) log.lines_.push_back(line);
+    for (const std::string& l : log.lines_) log.text_ += l + '\n';
+  }
+  return log;
+}
+
+void JsonLinesLog::truncate(size_t lines) {
+  if (lines >= lines_.size()) return;
+  lines_.resize(lines);
+  text_.clear();
+  for (const std::string& l : lines_) text_ += l + '\n';
+  writeFileAtomic(path_, text_);
+}
 
 void JsonLinesLog::append(std::string line) {
   text_ += line;

@@ -31,8 +31,13 @@ std::filesystem::path temporaryPathFor(const std::filesystem::path& path);
 class JsonLinesLog {
  public:
   explicit JsonLinesLog(std::filesystem::path path);
+  // A log that continues the file's whole lines (a resumed run).
+  static JsonLinesLog reopen(std::filesystem::path path);
   // Appends one line (without its trailing newline) and rewrites the file.
   void append(std::string line);
+  // Keeps the first `lines` lines (dropping what a killed run logged after
+  // its resume point) and rewrites the file.
+  void truncate(size_t lines);
   const std::filesystem::path& path() const { return path_; }
   const std::vector<std::string>& lines() const { return lines_; }
 

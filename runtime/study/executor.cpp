@@ -109,8 +109,12 @@ std::vector<JobOutcome> executeLocally(const std::vector<Job>& jobs, const Execu
         if (static_cast<int>(running.size()) >= slots) continue;
         std::error_code ec;
         std::filesystem::remove(job.out_dir / "job.json", ec);  // running: no longer finished
+        // An unfinished run of the same plan is continued by posc run itself;
+        // a changed plan, a forced run or a re-trained warm-start source starts over.
+        std::vector<std::string> command = job.command;
+        if (options.force || source_rerun || jobState(job) == JobState::Stale) command.push_back("--fresh");
         std::string error;
-        const pid_t pid = spawn(job.command, job.out_dir / "run.log", error);
+        const pid_t pid = spawn(command, job.out_dir / "run.log", error);
         if (pid < 0) {
           finish(i, {JobOutcome::Kind::Failed, 127, 0, error});
           log(fmt::format("[{}/{}] FAILED   {}: {}", finished, n, job.label(), error));

@@ -94,6 +94,17 @@ std::string joinLimited(const std::vector<std::string>& items, size_t limit) {
 
 }  // namespace
 
+void writeModule(const torch::nn::Module& model, torch::serialize::OutputArchive& archive) {
+  saveModule(model, archive);
+}
+
+void readModuleStrict(torch::nn::Module& model, torch::serialize::InputArchive& archive, const std::string& what) {
+  WarmStartReport report;
+  loadModule(model, archive, "", report);
+  if (!report.kept_fresh.empty())
+    throw std::runtime_error(fmt::format("{} does not match the model:{}", what, joinLimited(report.kept_fresh, 10)));
+}
+
 void saveCheckpoint(const torch::nn::Module& model, const std::filesystem::path& path) {
   torch::serialize::OutputArchive archive;
   saveModule(model, archive);

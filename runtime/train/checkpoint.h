@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
 #include "runtime/model/gpt.h"
 
 namespace posc::train {
@@ -37,6 +40,12 @@ WarmStartReport warmStart(torch::nn::Module& model, const std::filesystem::path&
 // Loads a checkpoint that must match exactly (every parameter and buffer
 // present with the same shape); throws std::runtime_error otherwise.
 void loadCheckpoint(torch::nn::Module& model, const std::filesystem::path& path);
+
+// The module's tensors into an archive, and back with an exact match
+// required (the formats saveCheckpoint and loadCheckpoint use; the resume
+// state nests one such archive). `what` names the source in errors.
+void writeModule(const torch::nn::Module& model, torch::serialize::OutputArchive& archive);
+void readModuleStrict(torch::nn::Module& model, torch::serialize::InputArchive& archive, const std::string& what);
 
 // A few human-readable lines describing a warm start, for stderr.
 std::string describe(const WarmStartReport& report, const std::filesystem::path& path);

@@ -17,7 +17,9 @@
 #include "runtime/model/fused_attention.h"
 #include "runtime/run.h"
 #include "runtime/train/checkpoint.h"
+#include "runtime/train/interrupt.h"
 #include "runtime/train/precision.h"
+#include "runtime/train/resume.h"
 #include "runtime/train/schedule.h"
 
 namespace posc::train {
@@ -229,9 +231,15 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
   TrainStats stats;
   stats.steps = tp.steps;
   ProgressReporter progress(ctx.progress, ctx.seed, tp.steps);
+  // A file that cannot be written is the user's to fix (a full disk, a
+  // read-only folder), named in the message, never an internal error.
   auto checkpoint = [&](const std::string& name) {
     if (ctx.seed_dir.empty()) return;
-    saveCheckpoint(*model, ctx.seed_dir / name);
+    try {
+      saveCheckpoint(*model, ctx.seed_dir / name);
+    } catch (const std::runtime_error& e) {
+      throw runtime::UserError(e.what());
+    }
   };
 
   if (tp.steps > 0 && !all.empty()) {
@@ -242,7 +250,37 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
     int interval_steps = 0;
     torch::Tensor interval_loss = torch::zeros({}, torch::TensorOptions().dtype(torch::kFloat64).device(ctx.device));
     double lr = tp.lr;
-    for (int step = 0; step < tp.steps; ++step) {
+    int first_step = 0;
+    const bool resumable = !ctx.resume_file.empty();
+    if (resumable && std::filesystem::exists(ctx.resume_file)) {
+      TrainingState state;
+      try {
+        state = loadTrainingState(ctx.resume_file, *model, optimizer, ctx.plan_hash);
+      } catch (const std::runtime_error& e) {
+        throw runtime::UserError(fmt::format("{}; start over with --fresh", e.what()));
+      }
+      first_step = state.step;
+      rng = state.data_rng;
+      interval_loss.fill_(state.interval_loss);
+      interval_steps = state.interval_steps;
+      if (ctx.metrics) ctx.metrics->truncate(state.metrics_lines);
+      stats.resumed_from = first_step;
+    }
+    auto saveResumePoint = [&](int done) {
+      TrainingState state;
+      state.step = done;
+      state.data_rng = rng;
+      state.interval_loss = interval_loss.item<double>();
+      state.interval_steps = interval_steps;
+      state.metrics_lines = ctx.metrics ? ctx.metrics->lines().size() : 0;
+      state.plan_hash = ctx.plan_hash;
+      try {
+        saveTrainingState(ctx.resume_file, *model, optimizer, state);
+      } catch (const std::runtime_error& e) {
+        throw runtime::UserError(e.what());
+      }
+    };
+    for (int step = first_step; step < tp.steps; ++step) {
       const auto t0 = Clock::now();
       lr = learningRateAt(tp, step);
       for (auto& group : optimizer.param_groups())
@@ -261,6 +299,15 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
           logits = model->forward(bt.tokens, bt.channels, stretch);
         }
         loss = maskedCrossEntropy(logits, bt.targets, bt.loss_mask);
+        // The fused kernels name a non-finite score's term; on the tensor-op
+        // path the loss is checked here, before a NaN reaches the weights.
+        if (!model->scoreJit()) {
+          const double value = loss.item<double>();
+          if (!std::isfinite(value))
+            throw model::NonFiniteScores(fmt::format(
+                "the loss is {} (the tensor-op path cannot name the score term; a run with --jit on, on a "
+                "CPU, does)", std::isnan(value) ? "NaN" : "infinite"));
+        }
         loss.backward();
       } catch (const model::NonFiniteScores& e) {
         throw model::NonFiniteScores(fmt::format("step {}, {}", step + 1, e.what()));
@@ -303,12 +350,30 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
         ctx.evaluate(done);
         model->train();
       }
+      // The resume point comes after everything this step logs, so a resumed
+      // run writes every metrics line exactly once.
+      const int stop = stopRequested();
+      if (resumable && done < tp.steps &&
+          (stop != 0 || (ctx.resume_every > 0 && done % ctx.resume_every == 0)))
+        saveResumePoint(done);
+      if (stop != 0 && done < tp.steps) {
+        progress.breakLine();
+        throw runtime::Interrupted(fmt::format("stopped by {} after step {} of seed {}", signalName(stop), done,
+                                               ctx.seed),
+                                   stop, done);
+      }
     }
     progress.breakLine();
     stats.seconds = train_seconds;
     stats.tokens_per_s = train_seconds > 0 ? total_tokens / train_seconds : 0.0;
   }
-  checkpoint("final.pt");
+  if (!ctx.seed_dir.empty()) {
+    try {
+      saveCheckpoint(*model, ctx.seed_dir / "final.pt");
+    } catch (const std::runtime_error& e) {
+      stats.final_error = e.what();  // the resume point stays; evaluation runs from memory
+    }
+  }
   return stats;
 }
 

@@ -73,6 +73,13 @@ struct TrainContext {
   // Called every plan.eval.every steps (when > 0) except after the last step;
   // the model is back in training mode afterwards.
   std::function<void(int step)> evaluate;
+  // Resume points (train/resume.h): written to resume_file every
+  // resume_every steps and when a stop is requested (train/interrupt.h); when
+  // the file exists as training starts, training continues from it (and the
+  // metrics log is cut back to the lines it had then). Empty: none.
+  std::filesystem::path resume_file;
+  int resume_every = 0;
+  std::string plan_hash;
 };
 
 struct TrainStats {
@@ -80,11 +87,17 @@ struct TrainStats {
   double final_loss = 0;    // mean loss over the last logging interval
   double tokens_per_s = 0;  // over the whole run, checkpoints and evaluation excluded
   double seconds = 0;       // training time (same exclusions)
+  int resumed_from = 0;     // the step training continued from (0: a fresh start)
+  std::string final_error;  // final.pt could not be written (the model is still in memory)
 };
 
 // Trains `model` for plan.train.steps steps. Writes checkpoint_<step>.pt every
 // plan.train.checkpoint_every steps and final.pt at the end when
-// ctx.seed_dir is set (also when steps == 0).
+// ctx.seed_dir is set (also when steps == 0); a failure to write final.pt is
+// returned in TrainStats::final_error, not thrown, so evaluation can still
+// run. Throws runtime::Interrupted after writing a resume point when a stop
+// is requested, model::NonFiniteScores when a loss is not finite (before the
+// step that would spread it), runtime::UserError when a file cannot be written.
 TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const TrainContext& ctx);
 
 }  // namespace posc::train

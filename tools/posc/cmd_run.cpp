@@ -38,12 +38,38 @@ options:
   --init-root DIR     where warm starts find other experiments' runs
                       (default: the parent of --out)
   --no-progress       plain progress lines even on a terminal
+  --fresh             discard an unfinished run in the results folder and start over
+
+Runs can be stopped and continued. Ctrl-C (SIGINT) or SIGTERM stops at the next
+step boundary and writes a resume point; even after a SIGKILL, running the same
+command again continues from the last resume point (every checkpoint_every
+steps, or every twentieth of training) and ends with the weights an
+uninterrupted run would have (same device and --threads). One run owns a
+results folder at a time.
 )";
+
+// The command that continues a run: the same arguments, shell-quoted.
+std::string commandLine(const std::vector<std::string>& args) {
+  std::string out = "posc run";
+  for (const std::string& a : args) {
+    if (a == "--fresh") continue;
+    bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                   "0123456789-_./=:,+@") == std::string::npos;
+    if (plain) {
+      out += " " + a;
+    } else {
+      std::string quoted = "'";
+      for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      out += " " + quoted + "'";
+    }
+  }
+  return out;
+}
 
 int runRun(const std::vector<std::string>& args) {
   std::string out, device = "cpu", init_root;
   int threads = 1;
-  bool no_progress = false;
+  bool no_progress = false, fresh = false;
   std::string jit_flag;
   ExperimentOptions o = parseExperimentOptions(args, [&](const std::string& flag, const auto& value) {
     if (flag == "--out") out = value();
@@ -54,6 +80,7 @@ int runRun(const std::vector<std::string>& args) {
     } else if (flag == "--threads") threads = parseCount("--threads", value());
     else if (flag == "--init-root") init_root = value();
     else if (flag == "--no-progress") no_progress = true;
+    else if (flag == "--fresh") fresh = true;
     else if (flag == "--jit") {
       jit_flag = value();
       if (jit_flag != "on" && jit_flag != "off")
@@ -89,12 +116,19 @@ int runRun(const std::vector<std::string>& args) {
   ro.version = kVersion;
   ro.init_root = init_root.empty() ? std::filesystem::path(ro.out_dir).parent_path().string() : init_root;
   if (no_progress) ro.progress_bar = false;
+  ro.plan_hash = driver::stableHash(plan::dumpPlan(plan) + "\ndevice " + device +
+                                    (ro.score_jit ? "\nscore formulas: fused kernels" : "\nscore formulas: tensor ops"));
+  ro.fresh = fresh;
+  ro.continue_command = commandLine(args);
   try {
     if (plan.handset) return handset::runHandset(plan, ro);
     return runtime::runExperiment(plan, ro);
   } catch (const runtime::UserError& e) {
     std::fprintf(stderr, "posc: error: %s\n", e.what());
     return 2;
+  } catch (const runtime::Interrupted& e) {
+    std::fprintf(stderr, "posc: %s\n", e.what());
+    return 128 + e.signal;
   }
 }
 

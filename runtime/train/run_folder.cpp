@@ -1,0 +1,178 @@
+// Folder lock, status file and clean-up of earlier outputs; see run_folder.h.
+#include "runtime/train/run_folder.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "runtime/results/atomic_file.h"
+#include "runtime/run.h"
+
+namespace posc::train {
+
+namespace fs = std::filesystem;
+
+FolderLock::FolderLock(const fs::path& dir) {
+  const fs::path path = dir / ".lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    throw runtime::UserError(fmt::format("cannot create the lock file '{}': {}", path.string(), std::strerror(errno)));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char buffer[32] = {};
+    ssize_t n = ::pread(fd_, buffer, sizeof buffer - 1, 0);
+    std::string holder = n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    ::close(fd_);
+    fd_ = -1;
+    if (err == EWOULDBLOCK)
+      throw runtime::UserError(fmt::format(
+          "results folder '{}' is in use by another posc run{}; wait for it to finish or choose another --out",
+          dir.string(), holder.empty() ? "" : " (pid " + holder + ")"));
+    throw runtime::UserError(fmt::format("cannot lock '{}': {}", path.string(), std::strerror(err)));
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    // The lock is held; only the holder's pid in messages is lost.
+  }
+}
+
+FolderLock::~FolderLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the flock
+}
+
+bool RunStatus::seedDone(uint64_t s) const {
+  return std::find(seeds_done.begin(), seeds_done.end(), s) != seeds_done.end();
+}
+
+namespace {
+
+std::string jsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (c == '\n') out += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20) out += fmt::format("\\u{:04x}", static_cast<int>(c));
+    else out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string statusJson(const RunStatus& s) {
+  std::string seeds;
+  for (size_t i = 0; i < s.seeds_done.size(); ++i) seeds += (i ? "," : "") + std::to_string(s.seeds_done[i]);
+  return fmt::format(
+      R"({{"state":{},"pid":{},"plan_hash":{},"seeds_done":[{}],"metrics_lines":{},"seed":{},"step":{},"message":{}}})"
+      "\n",
+      jsonString(s.state), s.pid, jsonString(s.plan_hash), seeds, s.metrics_lines,
+      s.seed ? std::to_string(*s.seed) : "null", s.step, jsonString(s.message));
+}
+
+std::optional<RunStatus> parseStatus(const std::string& json) {
+  // The file is posc's own flat format (statusJson); read it field by field.
+  auto raw = [&](const std::string& key) -> std::optional<std::string> {
+    const std::string tag = "\"" + key + "\":";
+    size_t at = json.find(tag);
+    if (at == std::string::npos) return std::nullopt;
+    at += tag.size();
+    if (at < json.size() && json[at] == '"') {
+      std::string out;
+      for (size_t i = at + 1; i < json.size(); ++i) {
+        if (json[i] == '\\' && i + 1 < json.size()) {
+          char c = json[++i];
+          out += c == 'n' ? '\n' : c;
+        } else if (json[i] == '"') {
+          return out;
+        } else {
+          out += json[i];
+        }
+      }
+      return std::nullopt;
+    }
+    size_t end = json[at] == '[' ? json.find(']', at) + 1 : json.find_first_of(",}", at);
+    if (end == std::string::npos || end <= at) return std::nullopt;
+    return json.substr(at, end - at);
+  };
+  RunStatus s;
+  auto state = raw("state"), pid = raw("pid"), hash = raw("plan_hash"), seeds = raw("seeds_done"),
+       lines = raw("metrics_lines"), seed = raw("seed"), step = raw("step"), message = raw("message");
+  if (!state || !pid || !hash || !seeds || !lines || !seed || !step) return std::nullopt;
+  try {
+    s.state = *state;
+    s.pid = std::stol(*pid);
+    s.plan_hash = *hash;
+    static const std::regex number("[0-9]+");
+    for (auto it = std::sregex_iterator(seeds->begin(), seeds->end(), number); it != std::sregex_iterator(); ++it)
+      s.seeds_done.push_back(std::stoull(it->str()));
+    s.metrics_lines = std::stoull(*lines);
+    if (*seed != "null") s.seed = std::stoull(*seed);
+    s.step = std::stoi(*step);
+    s.message = message.value_or("");
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<RunStatus> readStatus(const fs::path& dir) {
+  std::optional<std::string> text = results::readFileText(dir / "status.json");
+  if (!text) return std::nullopt;
+  return parseStatus(*text);
+}
+
+void writeStatus(const fs::path& dir, const RunStatus& s) {
+  try {
+    results::writeFileAtomic(dir / "status.json", statusJson(s));
+  } catch (const std::runtime_error& e) {
+    throw runtime::UserError(e.what());
+  }
+}
+
+std::string describeStatus(const RunStatus& s) {
+  std::string where = s.seed ? fmt::format(" at seed {}, step {}", *s.seed, s.step) : "";
+  if (s.state == "finished") return "finished";
+  if (s.state == "interrupted") return "interrupted" + where + (s.message.empty() ? "" : " (" + s.message + ")");
+  if (s.state == "failed") return "failed" + where + (s.message.empty() ? "" : ": " + s.message);
+  const bool alive = s.pid > 0 && (::kill(static_cast<pid_t>(s.pid), 0) == 0 || errno == EPERM);
+  if (alive) return fmt::format("running (pid {}){}", s.pid, where);
+  return fmt::format("stopped before finishing: its process (pid {}) is gone (killed, or the machine stopped){}",
+                     s.pid, where);
+}
+
+void removeTemporaryFiles(const fs::path& dir) {
+  static const std::regex temporary(R"(\..+\.[0-9]+-[0-9]+\.tmp)");
+  std::error_code ec;
+  auto sweep = [&](const fs::path& folder) {
+    for (const auto& file : fs::directory_iterator(folder, ec))
+      if (file.is_regular_file() && std::regex_match(file.path().filename().string(), temporary))
+        fs::remove(file.path(), ec);
+  };
+  sweep(dir);
+  static const std::regex seed_folder("seed[0-9]+");
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.is_directory() && std::regex_match(entry.path().filename().string(), seed_folder)) sweep(entry.path());
+}
+
+void removeRunOutputs(const fs::path& dir) {
+  std::error_code ec;
+  for (const char* name : {"metrics.jsonl", "accuracy.csv", "summary.md", "status.json"}) fs::remove(dir / name, ec);
+  fs::remove_all(dir / "probes", ec);
+  static const std::regex seed_folder("seed[0-9]+"), checkpoint("checkpoint_[0-9]+\\.pt|final\\.pt|resume\\.pt");
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!entry.is_directory() || !std::regex_match(entry.path().filename().string(), seed_folder)) continue;
+    for (const auto& file : fs::directory_iterator(entry.path(), ec))
+      if (std::regex_match(file.path().filename().string(), checkpoint)) fs::remove(file.path(), ec);
+  }
+}
+
+}  // namespace posc::train

@@ -1,0 +1,74 @@
+// A results folder's single owner and its state across interruptions.
+//
+//   <out>/.lock         flock()ed by the posc process that runs into the
+//                       folder; it holds that process's pid, so a second run
+//                       into the folder fails at once naming it
+//   <out>/status.json   the run's state, rewritten atomically as it goes:
+//       {"state":"running","pid":123,"plan_hash":"...","seeds_done":[0],
+//        "metrics_lines":41,"seed":1,"step":1500,"message":""}
+//     state: running (a SIGKILL leaves this with a dead pid), interrupted
+//     (SIGINT/SIGTERM: stopped at a step boundary with a resume point),
+//     failed (an error ended it) or finished. seeds_done and metrics_lines
+//     are the last committed point: seeds fully trained and evaluated, and
+//     the lines of metrics.jsonl they wrote.
+//
+// posc run continues an unfinished run of the same plan and refuses one of a
+// different plan unless asked to start over; posc report shows the state.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace posc::train {
+
+// Holds <dir>/.lock for its lifetime. Throws runtime::UserError when another
+// process holds it (naming its pid) or the lock file cannot be created.
+class FolderLock {
+ public:
+  explicit FolderLock(const std::filesystem::path& dir);
+  ~FolderLock();
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+struct RunStatus {
+  std::string state = "running";  // running | interrupted | failed | finished
+  long pid = 0;
+  std::string plan_hash;
+  std::vector<uint64_t> seeds_done;
+  size_t metrics_lines = 0;
+  std::optional<uint64_t> seed;  // the seed in progress (interrupted/failed)
+  int step = 0;                  // its last resume point
+  std::string message;           // why it failed or stopped
+
+  bool finished() const { return state == "finished"; }
+  bool seedDone(uint64_t s) const;
+};
+
+std::string statusJson(const RunStatus& s);
+// nullopt when the text is not a status written by statusJson.
+std::optional<RunStatus> parseStatus(const std::string& json);
+std::optional<RunStatus> readStatus(const std::filesystem::path& dir);
+void writeStatus(const std::filesystem::path& dir, const RunStatus& s);  // atomic
+
+// One line for people: "finished", "interrupted at seed 1, step 1500 (SIGINT)",
+// "running (pid 123)" or "unfinished: the process (pid 123) is gone".
+std::string describeStatus(const RunStatus& s);
+
+// Removes what an earlier run wrote into the folder (metrics, accuracy,
+// summary, status, probes, and seed<N>/{final,resume,checkpoint_*}.pt), so a
+// fresh run never leaves another run's files beside its own. Files posc does
+// not write are left alone.
+void removeRunOutputs(const std::filesystem::path& dir);
+
+// Removes temporary files (".<name>.<pid>-<n>.tmp") that a killed process
+// left in the folder and its seed folders; call while holding the lock.
+void removeTemporaryFiles(const std::filesystem::path& dir);
+
+}  // namespace posc::train

@@ -1,0 +1,229 @@
+// Runs that survive faults: a run killed with SIGKILL at any step (also in
+// the middle of a checkpoint write) or stopped by SIGINT continues from its
+// last resume point and ends with the same final.pt, byte for byte, and the
+// same metrics.jsonl lines as a run that was never interrupted; one process
+// owns a results folder; an unfinished run of another plan is refused; a run
+// whose checkpoints cannot fit, or whose loss turns NaN on the tensor-op
+// path, stops with a clear error before it wastes the disk or the weights.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "tests/common/files.h"
+#include "tests/common/run_posc.h"
+
+namespace fs = std::filesystem;
+using posc::testing::readFile;
+using posc::testing::runPoscLogged;
+using posc::testing::sh;
+
+namespace {
+
+// 240 steps of the quick-start model with a resume point every 40 steps and
+// a metrics line every 10: about 2 s per run on one core.
+std::string runArgs(const fs::path& out) {
+  return "run examples/quickstart.pos --steps 240 --threads 1 --no-progress --set train.log_every=10 "
+         "--set train.checkpoint_every=40 --set 'task.test_digits=[3]' --set task.problems_per_length=10 "
+         "--out '" + out.string() + "'";
+}
+
+fs::path scratch(const std::string& name) {
+  fs::path p = fs::path(testing::TempDir()) / name;
+  fs::remove_all(p);
+  return p;
+}
+
+// metrics.jsonl without the timing field, which differs between any two runs.
+std::string metricsWithoutTiming(const fs::path& out) {
+  static const std::regex timing(R"(,"tokens_per_s":[^,}]*)");
+  return std::regex_replace(readFile(out / "metrics.jsonl"), timing, "");
+}
+
+// Starts `posc ARGS` in the source folder; its pid (exec replaces the shell).
+pid_t spawnPosc(const std::string& args, const fs::path& log) {
+  const std::string cmd = "exec '" POSC_BINARY "' " + args + " >'" + log.string() + "' 2>&1";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(POSC_SOURCE_DIR) != 0) ::_exit(127);
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Waits until `predicate` holds (polling), at most `seconds`.
+bool waitFor(const std::function<bool()>& predicate, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return predicate();
+}
+
+class Resume : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    reference_ = new fs::path(scratch("posc_resume_reference"));
+    const fs::path log = fs::path(testing::TempDir()) / "posc_resume_reference.log";
+    ASSERT_EQ(runPoscLogged(runArgs(*reference_), log), 0) << readFile(log);
+  }
+  static void TearDownTestSuite() { delete reference_; }
+
+  // The interrupted run continued from `step` (not from the start, which
+  // would give the same weights too) to the end: same weights and metrics.
+  static void expectSameAsReference(const fs::path& out, const std::string& step) {
+    const fs::path log = out.string() + ".resumed.log";
+    ASSERT_EQ(runPoscLogged(runArgs(out), log), 0) << readFile(log);
+    EXPECT_NE(readFile(log).find("continuing the run in"), std::string::npos) << readFile(log);
+    EXPECT_NE(readFile(log).find("seed 0: continued from step " + step + "\n"), std::string::npos) << readFile(log);
+    EXPECT_EQ(readFile(out / "seed0" / "final.pt"), readFile(*reference_ / "seed0" / "final.pt"))
+        << "final weights differ from the uninterrupted run";
+    EXPECT_EQ(metricsWithoutTiming(out), metricsWithoutTiming(*reference_));
+    EXPECT_EQ(readFile(out / "accuracy.csv"), readFile(*reference_ / "accuracy.csv"));
+    EXPECT_NE(readFile(out / "status.json").find(R"("state":"finished")"), std::string::npos);
+    EXPECT_FALSE(fs::exists(out / "seed0" / "resume.pt"));  // removed once final.pt is written
+    for (const auto& f : fs::recursive_directory_iterator(out))
+      EXPECT_NE(f.path().extension(), ".tmp") << "left behind: " << f.path();
+  }
+
+  static fs::path* reference_;
+};
+
+fs::path* Resume::reference_ = nullptr;
+
+}  // namespace
+
+TEST_F(Resume, SigkillBetweenResumePointsContinuesBitIdentically) {
+  const fs::path out = scratch("posc_resume_kill_between");
+  const fs::path log = out.string() + ".log";
+  // Killed while logging step 130: 10 steps after the resume point at 120.
+  ASSERT_EQ(sh("cd '" POSC_SOURCE_DIR "' && POSC_FAULT_KILL_BEFORE_RENAME=metrics.jsonl:13 '" POSC_BINARY "' " +
+               runArgs(out) + " >'" + log.string() + "' 2>&1"),
+            128 + SIGKILL)
+      << readFile(log);
+  ASSERT_TRUE(fs::exists(out / "seed0" / "resume.pt"));
+  EXPECT_NE(readFile(out / "status.json").find(R"("state":"running")"), std::string::npos);
+  expectSameAsReference(out, "120");
+}
+
+TEST_F(Resume, SigkillDuringACheckpointWriteContinuesBitIdentically) {
+  const fs::path out = scratch("posc_resume_kill_in_write");
+  const fs::path log = out.string() + ".log";
+  // Killed after writing the third resume point (step 120) to its temporary
+  // file and before renaming it: the point at step 80 must be used.
+  ASSERT_EQ(sh("cd '" POSC_SOURCE_DIR "' && POSC_FAULT_KILL_BEFORE_RENAME=resume.pt:3 '" POSC_BINARY "' " +
+               runArgs(out) + " >'" + log.string() + "' 2>&1"),
+            128 + SIGKILL)
+      << readFile(log);
+  bool temporary = false;
+  for (const auto& f : fs::directory_iterator(out / "seed0")) temporary |= f.path().extension() == ".tmp";
+  EXPECT_TRUE(temporary) << "the kill should leave the half-finished write behind";
+  expectSameAsReference(out, "80");
+}
+
+TEST_F(Resume, SigintStopsAtAStepBoundaryAndSaysHowToContinue) {
+  const fs::path out = scratch("posc_resume_sigint");
+  const fs::path log = out.string() + ".log";
+  const pid_t pid = spawnPosc(runArgs(out), log);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(waitFor([&] { return readFile(out / "metrics.jsonl").find(R"("step":50,)") != std::string::npos; }, 60));
+  ::kill(pid, SIGINT);
+  int exit_status = 0;
+  ASSERT_EQ(::waitpid(pid, &exit_status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(exit_status)) << readFile(log);
+  EXPECT_EQ(WEXITSTATUS(exit_status), 130) << readFile(log);
+  const std::string text = readFile(log);
+  EXPECT_NE(text.find("stopped by SIGINT after step"), std::string::npos) << text;
+  EXPECT_NE(text.find("continue with: posc run examples/quickstart.pos --steps 240"), std::string::npos) << text;
+  const std::string status = readFile(out / "status.json");
+  EXPECT_NE(status.find(R"("state":"interrupted")"), std::string::npos) << status;
+  EXPECT_TRUE(fs::exists(out / "seed0" / "resume.pt"));
+  std::smatch step;
+  ASSERT_TRUE(std::regex_search(status, step, std::regex(R"("step":([0-9]+))"))) << status;
+  EXPECT_GE(std::stoi(step[1]), 50);
+  // posc report says the run is unfinished.
+  ASSERT_EQ(runPoscLogged("report '" + out.string() + "'", out.string() + ".report.log"), 0);
+  EXPECT_NE(readFile(out / "report.md").find("This run has not finished** (interrupted at seed 0, step"),
+            std::string::npos);
+  expectSameAsReference(out, step[1].str());
+}
+
+TEST(RunFolder, SecondRunIntoTheSameFolderFailsAtOnce) {
+  const fs::path out = scratch("posc_two_writers");
+  const fs::path log = out.string() + ".first.log";
+  const pid_t pid = spawnPosc("run examples/quickstart.pos --steps 100000 --threads 1 --no-progress --out '" +
+                                  out.string() + "'",
+                              log);
+  ASSERT_TRUE(waitFor([&] { return fs::exists(out / "status.json"); }, 60)) << readFile(log);
+  const auto t0 = std::chrono::steady_clock::now();
+  const posc::testing::PoscResult second =
+      posc::testing::runPosc("run examples/quickstart.pos --steps 10 --out '" + out.string() + "'");
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  EXPECT_EQ(second.status, 2) << second.err;
+  EXPECT_NE(second.err.find("is in use by another posc run (pid " + std::to_string(pid) + ")"), std::string::npos)
+      << second.err;
+  EXPECT_LT(waited, 20.0);  // at once, not after the first run
+  // The first run's files are untouched by the second.
+  EXPECT_NE(readFile(out / "plan.txt").find("override train.steps=100000"), std::string::npos);
+
+  // The killed run is unfinished: another plan is refused, naming the difference ...
+  const posc::testing::PoscResult other =
+      posc::testing::runPosc("run examples/quickstart.pos --steps 10 --no-progress --out '" + out.string() + "'");
+  EXPECT_EQ(other.status, 2);
+  EXPECT_NE(other.err.find("holds an unfinished run of another plan"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("train.steps=100000"), std::string::npos) << other.err;
+  // ... unless asked to start over, which leaves no file of the old run.
+  const posc::testing::PoscResult fresh = posc::testing::runPosc(
+      "run examples/quickstart.pos --steps 10 --no-progress --set 'task.test_digits=[3]' --fresh --out '" +
+      out.string() + "'");
+  EXPECT_EQ(fresh.status, 0) << fresh.err;
+  EXPECT_NE(readFile(out / "status.json").find(R"("state":"finished")"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out / "seed0" / "resume.pt"));
+}
+
+TEST(RunFolder, CheckpointsThatCannotFitAreRefusedBeforeTraining) {
+  const fs::path dir = scratch("posc_small_disk");
+  fs::create_directories(dir);
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=256k") != 0)
+    GTEST_SKIP() << "cannot mount a small tmpfs here (" << std::strerror(errno) << "); needs root in a mount namespace";
+  const posc::testing::PoscResult r = posc::testing::runPosc(
+      "run examples/quickstart.pos --steps 50 --no-progress --out '" + (dir / "run").string() + "'");
+  ::umount(dir.c_str());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("not enough disk space"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("step 1/"), std::string::npos) << "it trained first:\n" << r.err;
+}
+
+// A score that is NaN on the diagonal (log(0 - 1)): the tensor-op path (the
+// CUDA path) stops at the first step with the loss named, exit 2, and writes
+// no final.pt from NaN weights.
+TEST(RunFolder, NonFiniteLossOnTheTensorPathStopsTheRun) {
+  const fs::path dir = scratch("posc_nan_loss");
+  fs::create_directories(dir);
+  std::ofstream(dir / "nan.pos") << "import quickstart\n"
+                                    "experiment nan extends quickstart {\n"
+                                    "  attention += { score = s + log(q.position - k.position - 1) }\n"
+                                    "}\n";
+  fs::copy_file(POSC_SOURCE_DIR "/examples/quickstart.pos", dir / "quickstart.pos");
+  const posc::testing::PoscResult r = posc::testing::runPosc("run '" + (dir / "nan.pos").string() +
+                                                             "' --jit off --steps 20 --no-progress --out '" +
+                                                             (dir / "run").string() + "'");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("training diverged: step 1, the loss is NaN"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "run" / "seed0" / "final.pt"));
+  EXPECT_NE(readFile(dir / "run" / "status.json").find(R"("state":"failed")"), std::string::npos);
+}
