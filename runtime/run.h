@@ -11,6 +11,7 @@
 //   <out>/seed<N>/checkpoint_<step>.pt, <out>/seed<N>/final.pt
 //   <out>/seed<N>/resume.pt the seed's resume point while it trains (train/resume.h)
 //   <out>/status.json       running / interrupted / failed / finished (train/run_folder.h)
+//   <out>/.lock             held by the process that runs into the folder
 //   <out>/summary.md        the per-length accuracy table printed at the end
 //   <out>/probes/<name>.{csv,md,svg}  the declared probes, run after the last seed
 //                           (runtime/probe); `posc report` adds report.md / report.html

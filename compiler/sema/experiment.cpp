@@ -12,6 +12,7 @@
 #include "compiler/sema/evaluate.h"
 #include "compiler/sema/handset.h"
 #include "compiler/sema/probes.h"
+#include "compiler/sema/resources.h"
 #include "compiler/sema/settings.h"
 
 namespace posc::sema {
@@ -196,6 +197,8 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
   if (diags.errorCount() > errors_before) return std::nullopt;
   SettingsContext ctx = a.context();
   checkSettings(target->name.range, ctx);
+  if (diags.errorCount() > errors_before) return std::nullopt;
+  checkMemory(target->name.range, ctx);
   if (diags.errorCount() > errors_before) return std::nullopt;
   buildAttention(a.attention, program, a.plan, sources, diags);
   if (!a.handset.empty()) {

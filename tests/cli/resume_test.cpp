@@ -227,3 +227,28 @@ TEST(RunFolder, NonFiniteLossOnTheTensorPathStopsTheRun) {
   EXPECT_FALSE(fs::exists(dir / "run" / "seed0" / "final.pt"));
   EXPECT_NE(readFile(dir / "run" / "status.json").find(R"("state":"failed")"), std::string::npos);
 }
+
+// Plans that would die in the allocator after training are refused by
+// `posc check` and `posc run` before anything is written, at the setting
+// (sizes far beyond any machine this suite runs on).
+TEST(RunFolder, LateFailuresAreRefusedBeforeTraining) {
+  struct Case {
+    std::string set, message, setting;
+  } cases[] = {
+      {"--set 'task.test_digits=[3, 100000]'", "evaluation needs about", "task.test_digits"},
+      {"--set 'task.test_digits=[100]' --set task.problems_per_length=10000000", "evaluation needs about",
+       "task.problems_per_length"},
+      {"--set train.batch=1000000", "training needs about", "train.batch"},
+  };
+  for (const Case& c : cases) {
+    const fs::path out = scratch("posc_late_failure");
+    const posc::testing::PoscResult check = posc::testing::runPosc("check examples/quickstart.pos " + c.set);
+    EXPECT_EQ(check.status, 2) << c.set << "\n" << check.err;
+    EXPECT_NE(check.err.find(c.message), std::string::npos) << check.err;
+    EXPECT_NE(check.err.find("--set " + c.setting + ":1:1: error"), std::string::npos) << "located at the override:\n" << check.err;
+    const posc::testing::PoscResult run =
+        posc::testing::runPosc("run examples/quickstart.pos --no-progress " + c.set + " --out '" + out.string() + "'");
+    EXPECT_EQ(run.status, 2) << run.err;
+    EXPECT_FALSE(fs::exists(out)) << "a refused run wrote " << out;
+  }
+}

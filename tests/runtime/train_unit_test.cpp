@@ -371,7 +371,13 @@ TEST(TrainRun, WritesTheResultsFolderAndWarmStartsFromIt) {
   EXPECT_EQ(readFile(out / "source.pos"), "experiment tiny {}\n");
   for (const char* f : {"seed0/checkpoint_10.pt", "seed0/checkpoint_20.pt", "seed0/final.pt", "seed1/final.pt"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
-  for (const auto& name : folderEntries(out)) EXPECT_NE(name[0], '.') << "leftover " << name;
+  // No temporary file is left; .lock is the folder's lock (train/run_folder.h).
+  for (const auto& name : folderEntries(out)) {
+    if (name != ".lock") {
+      EXPECT_NE(name[0], '.') << "leftover " << name;
+    }
+  }
+  EXPECT_NE(readFile(out / "status.json").find(R"("state":"finished")"), std::string::npos);
 
   std::istringstream metrics(readFile(out / "metrics.jsonl"));
   std::vector<std::string> lines;

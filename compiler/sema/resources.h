@@ -1,0 +1,39 @@
+// Whether a plan can run on this machine's memory, decided before anything
+// trains: a run that dies in the allocator after hours of training (an
+// evaluation length of 100,000 digits, ten million test problems) is refused
+// at `posc check` time with a located error at the setting that drives the
+// estimate, the estimate itself and the machine's memory.
+//
+// The estimate is deliberately coarse (within a small factor): parameters,
+// gradients and AdamW moments; activations kept for the backward pass of a
+// training batch; and for the largest test length the test problems held in
+// memory, the KV cache of one decoding batch and the prefill's attention
+// scores. It refuses only plans that need more than the machine has.
+#pragma once
+
+#include <cstdint>
+
+#include "compiler/sema/settings.h"
+
+namespace posc::sema {
+
+struct MemoryEstimate {
+  double parameters = 0;   // bytes: weights, gradients and optimiser state
+  double training = 0;     // bytes: parameters + one batch's activations
+  double evaluation = 0;   // bytes: problems + decoding at the largest length
+  double problems = 0;     // of which the test problems of one length
+  int tokens_train = 0;    // sequence length at train_max_digits
+  int tokens_eval = 0;     // sequence length at the largest test length
+};
+
+MemoryEstimate estimateMemory(const plan::ExperimentPlan& plan);
+
+// The memory this process may use: physical memory, or the cgroup's limit
+// when that is lower. 0 when unknown.
+double availableMemory();
+
+// Reports a plan that cannot fit (see above) at the setting that drives the
+// estimate; `at` locates it when that setting was not written.
+void checkMemory(SourceRange at, SettingsContext& ctx);
+
+}  // namespace posc::sema
