@@ -165,7 +165,9 @@ void removeTemporaryFiles(const fs::path& dir) {
 
 void removeRunOutputs(const fs::path& dir) {
   std::error_code ec;
-  for (const char* name : {"metrics.jsonl", "accuracy.csv", "summary.md", "status.json"}) fs::remove(dir / name, ec);
+  for (const char* name : {"metrics.jsonl", "accuracy.csv", "summary.md", "status.json", "report.md", "report.html",
+                           "training.svg"})
+    fs::remove(dir / name, ec);
   fs::remove_all(dir / "probes", ec);
   static const std::regex seed_folder("seed[0-9]+"), checkpoint("checkpoint_[0-9]+\\.pt|final\\.pt|resume\\.pt");
   for (const auto& entry : fs::directory_iterator(dir, ec)) {

@@ -62,9 +62,9 @@ void writeStatus(const std::filesystem::path& dir, const RunStatus& s);  // atom
 std::string describeStatus(const RunStatus& s);
 
 // Removes what an earlier run wrote into the folder (metrics, accuracy,
-// summary, status, probes, and seed<N>/{final,resume,checkpoint_*}.pt), so a
-// fresh run never leaves another run's files beside its own. Files posc does
-// not write are left alone.
+// summary, status, probes, its report, seed<N>/{final,resume,checkpoint_*}.pt),
+// so a fresh run never leaves another run's files beside its own. Files posc
+// does not write are left alone.
 void removeRunOutputs(const std::filesystem::path& dir);
 
 // Removes temporary files (".<name>.<pid>-<n>.tmp") that a killed process

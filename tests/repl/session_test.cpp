@@ -61,6 +61,11 @@ TEST(ReplSession, ErrorsAreLocatedWithACaretAndLeaveTheSessionIntact) {
   EXPECT_NE(arg.errors.find("did you mean 'fraction'?"), std::string::npos) << arg.errors;
   Reply range = s.submit(":table k, 10..0");
   EXPECT_NE(range.errors.find("the range 10..0 is empty"), std::string::npos) << range.errors;
+  // A sweep too large to hold (found by the REPL fuzzer: 0..200000000 took 3.2 GB).
+  Reply huge = s.submit(":aliases k, 0..200000000");
+  EXPECT_NE(huge.errors.find("<input>:1:13: error: 2e+08 points is more than this session sweeps at once (1e+08)"),
+            std::string::npos)
+      << huge.errors;
   EXPECT_EQ(s.submit("k(5)").text, "10\n");
 }
 

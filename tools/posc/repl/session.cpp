@@ -23,6 +23,7 @@ namespace {
 
 using analysis::KernelProgram;
 
+
 const std::vector<Signature>& commandTable() {
   using K = ArgSpec::Kind;
   static const std::vector<Signature> table = {
@@ -382,8 +383,9 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
     auto step = args.number("step", 1, 1e-9);
     if (!k || !over || !step) return finish();
     const double points = std::floor((over->second - over->first) / *step + 0.5) + 1;
-    if (points > 5e8) {
-      args.error(args.rangeOf("over"), fmt::format("{:g} points is more than this session sweeps at once (5e8)", points),
+    if (points > max_sweep_points_) {
+      args.error(args.rangeOf("over"),
+                 fmt::format("{:g} points is more than this session sweeps at once ({:g})", points, max_sweep_points_),
                  "use a larger step or a smaller range");
       return finish();
     }

@@ -43,12 +43,18 @@ class Session {
   Reply submit(const std::string& text, const std::string& origin = "<input>", int first_line = 1);
 
   const Definitions& definitions() const { return defs_; }
+
+  // The most points one command sweeps. A sweep holds its distances and
+  // values (16 bytes a point): the default 1e8 is 1.6 GB; beyond it a typo
+  // (0..200000000) would exhaust the memory. The fuzzing harness lowers it.
+  void setMaxSweepPoints(double points) { max_sweep_points_ = points; }
   static std::string help();
 
  private:
   Definitions defs_;
   FileWriter writer_;
   bool color_;
+  double max_sweep_points_ = 1e8;
 };
 
 }  // namespace posc::repl

@@ -1,0 +1,31 @@
+// libFuzzer harness of the REPL's line evaluator: the input is a session,
+// one submitted input per line (definitions carry over to later lines), as
+// `posc repl` would receive them. Files that :svg, :csv and :ridge would
+// write are discarded, and sweeps are capped at 1e5 points (the session's
+// 1e8 takes tens of seconds under the sanitizers: the fuzzer would spend its
+// time evaluating cosines; the cap's check is the same code).
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "tools/posc/repl/session.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  posc::repl::Session session([](const std::string&, const std::string&) {});
+  session.setMaxSweepPoints(1e5);
+  std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
+  std::string line, pending;
+  int first_line = 1, line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    pending += pending.empty() ? line : "\n" + line;
+    if (posc::repl::Session::needsMoreInput(pending)) continue;
+    const posc::repl::Reply reply = session.submit(pending, "<fuzz>", first_line);
+    pending.clear();
+    first_line = line_number + 1;
+    if (reply.quit) return 0;
+  }
+  if (!pending.empty()) (void)session.submit(pending, "<fuzz>", first_line);
+  return 0;
+}
