@@ -35,18 +35,28 @@ std::filesystem::path temporaryPathFor(const std::filesystem::path& path) {
 
 namespace {
 
-// Fault injection for the tests of resumable runs: with
-// POSC_FAULT_KILL_BEFORE_RENAME=<file name>:<n>, the process kills itself
-// (SIGKILL) after writing the n-th temporary file for that name and before
-// renaming it, i.e. in the middle of that checkpoint's write.
-void faultBeforeRename(const std::filesystem::path& path) {
-  static const char* spec = std::getenv("POSC_FAULT_KILL_BEFORE_RENAME");
-  if (spec == nullptr) return;
-  static std::atomic<int> writes{0};
+// Fault injection for the tests of resumable runs. Each variable holds
+// <file name>:<n> and acts on the n-th write of that file name:
+//   POSC_FAULT_KILL_BEFORE_RENAME  the process kills itself (SIGKILL) after
+//                                  writing the temporary file, before the rename
+//   POSC_FAULT_NO_SPACE            the write fails with ENOSPC (a full disk)
+bool faultFires(const char* variable, const std::filesystem::path& path, std::atomic<int>& writes) {
+  const char* spec = std::getenv(variable);
+  if (spec == nullptr) return false;
   const std::string s(spec);
   const size_t colon = s.rfind(':');
-  if (colon == std::string::npos || s.substr(0, colon) != path.filename().string()) return;
-  if (++writes == std::atoi(s.c_str() + colon + 1)) ::kill(::getpid(), SIGKILL);
+  if (colon == std::string::npos || s.substr(0, colon) != path.filename().string()) return false;
+  return ++writes == std::atoi(s.c_str() + colon + 1);
+}
+
+void faultBeforeRename(const std::filesystem::path& path) {
+  static std::atomic<int> writes{0};
+  if (faultFires("POSC_FAULT_KILL_BEFORE_RENAME", path, writes)) ::kill(::getpid(), SIGKILL);
+}
+
+bool faultNoSpace(const std::filesystem::path& path) {
+  static std::atomic<int> writes{0};
+  return faultFires("POSC_FAULT_NO_SPACE", path, writes);
 }
 
 }  // namespace
@@ -55,6 +65,11 @@ void writeFileAtomic(const std::filesystem::path& path, std::string_view content
   const std::filesystem::path tmp = temporaryPathFor(path);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("create", tmp, errno);
+  if (faultNoSpace(path)) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    fail("write", tmp, ENOSPC);
+  }
   const char* data = content.data();
   size_t left = content.size();
   while (left > 0) {

@@ -96,15 +96,15 @@ std::string differentPlan(const fs::path& out_dir, const std::string& plan_text)
 }
 
 // Refuses, before any training, a run whose checkpoints cannot fit on the
-// disk: per seed final.pt, every checkpoint_<step>.pt and the resume point
-// (the model and two AdamW moments), with room for one temporary copy.
+// disk: per seed final.pt and every checkpoint_<step>.pt, and the resume
+// point (the model and two AdamW moments) twice, as it is rewritten.
 void checkDiskSpace(const plan::ExperimentPlan& plan, torch::nn::Module& model, const fs::path& out_dir) {
   int64_t bytes = 0;
   for (const auto& p : model.parameters()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
   for (const auto& b : model.buffers()) bytes += b.numel() * static_cast<int64_t>(b.element_size());
   const int64_t checkpoints = plan.train.checkpoint_every > 0 ? plan.train.steps / plan.train.checkpoint_every : 0;
   const double need = static_cast<double>(bytes) *
-                      (static_cast<double>(plan.train.seeds.size()) * static_cast<double>(1 + checkpoints) + 3 + 1);
+                      (static_cast<double>(plan.train.seeds.size()) * static_cast<double>(1 + checkpoints) + 2 * 3);
   struct statvfs fs_info {};
   if (::statvfs(out_dir.c_str(), &fs_info) != 0) return;  // unknown: the writes will say
   const double free_bytes = static_cast<double>(fs_info.f_bavail) * static_cast<double>(fs_info.f_frsize);

@@ -252,3 +252,26 @@ TEST(RunFolder, LateFailuresAreRefusedBeforeTraining) {
     EXPECT_FALSE(fs::exists(out)) << "a refused run wrote " << out;
   }
 }
+
+// A full disk when final.pt is written (POSC_FAULT_NO_SPACE: the write
+// fails with ENOSPC): the error names the file, evaluation still runs from
+// memory and is written, the resume point stays, and the same command later
+// finishes the run with the weights of an uninterrupted one.
+TEST_F(Resume, AFinalCheckpointThatCannotBeWrittenKeepsTheResumePoint) {
+  const fs::path out = scratch("posc_resume_no_space");
+  const fs::path log = out.string() + ".log";
+  ASSERT_EQ(sh("cd '" POSC_SOURCE_DIR "' && POSC_FAULT_NO_SPACE=final.pt:1 '" POSC_BINARY "' " + runArgs(out) + " >'" +
+               log.string() + "' 2>&1"),
+            2)
+      << readFile(log);
+  const std::string text = readFile(log);
+  EXPECT_NE(text.find("final.pt"), std::string::npos) << text;
+  EXPECT_NE(text.find("No space left on device"), std::string::npos) << text;
+  EXPECT_EQ(text.find("internal error"), std::string::npos) << text;
+  EXPECT_NE(text.find("seed 0 evaluated in"), std::string::npos) << "evaluation should still run:\n" << text;
+  EXPECT_EQ(readFile(out / "accuracy.csv"), readFile(*reference_ / "accuracy.csv"));
+  EXPECT_FALSE(fs::exists(out / "seed0" / "final.pt"));
+  EXPECT_TRUE(fs::exists(out / "seed0" / "resume.pt"));
+  EXPECT_NE(readFile(out / "status.json").find(R"("state":"failed")"), std::string::npos);
+  expectSameAsReference(out, "200");
+}
