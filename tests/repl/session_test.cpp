@@ -66,6 +66,11 @@ TEST(ReplSession, ErrorsAreLocatedWithACaretAndLeaveTheSessionIntact) {
   EXPECT_NE(huge.errors.find("<input>:1:13: error: 2e+08 points is more than this session sweeps at once (1e+08)"),
             std::string::npos)
       << huge.errors;
+  // Counts beyond any size_t (found by the REPL fuzzer: a float-to-integer overflow).
+  Reply wide = s.submit(":windows k, 0..29, width = 1e88");
+  EXPECT_NE(wide.errors.find("'width' must be a whole number in 1..1e+09, not 1e+88"), std::string::npos) << wide.errors;
+  Reply top = s.submit(":aliases k, 0..29, top = 1e30");
+  EXPECT_NE(top.errors.find("'top' must be a whole number in 1..1e+06, not 1e+30"), std::string::npos) << top.errors;
   EXPECT_EQ(s.submit("k(5)").text, "10\n");
 }
 

@@ -198,7 +198,7 @@ struct Runner {
                            num(*window), num(*fraction)));
       return true;
     }
-    auto width = args.number("width", 10, 1, true);
+    auto width = args.number("width", 10, 1, true, 1e9);  // a whole number of points
     if (!width) return false;
     std::vector<analysis::WindowMax> w = analysis::windowMaxima(s, *target, static_cast<size_t>(*width));
     plot::Table t;

@@ -429,7 +429,7 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
       if (c == "aliases") {
         auto window = args.number("window", 3, 0);
         auto fraction = args.number("fraction", 0.5);
-        auto top = args.number("top", 10, 1, true);
+        auto top = args.number("top", 10, 1, true, 1e6);
         if (!window || !fraction || !top) return finish();
         std::vector<analysis::Alias> aliases = analysis::findAliases(s, *target, *window, *fraction);
         reply.text = fmt::format("target: {} at d = {} is {}; {} peak{} beyond |d - {}| > {} reach {} of it{}\n", k->label,
@@ -443,7 +443,7 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
                     number(aliases[i].gap)});
         if (!aliases.empty()) reply.text += plot::toMarkdown(t);
       } else {
-        auto width = args.number("width", 10, 1, true);
+        auto width = args.number("width", 10, 1, true, 1e9);  // a whole number of points
         if (!width) return finish();
         std::vector<analysis::WindowMax> w = analysis::windowMaxima(s, *target, static_cast<size_t>(*width));
         if (w.size() > 2000) {
