@@ -149,18 +149,33 @@ std::string describeStatus(const RunStatus& s) {
                      s.pid, where);
 }
 
+namespace {
+
+// Removes the files of `folder` whose names match `pattern`.
+void removeMatching(const fs::path& folder, const std::regex& pattern) {
+  std::error_code ec;
+  for (const auto& file : fs::directory_iterator(folder, ec))
+    if (file.is_regular_file() && std::regex_match(file.path().filename().string(), pattern))
+      fs::remove(file.path(), ec);
+}
+
+// The seed<N> folders of a results folder.
+std::vector<fs::path> seedFolders(const fs::path& dir) {
+  static const std::regex seed_folder("seed[0-9]+");
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.is_directory() && std::regex_match(entry.path().filename().string(), seed_folder))
+      out.push_back(entry.path());
+  return out;
+}
+
+}  // namespace
+
 void removeTemporaryFiles(const fs::path& dir) {
   static const std::regex temporary(R"(\..+\.[0-9]+-[0-9]+\.tmp)");
-  std::error_code ec;
-  auto sweep = [&](const fs::path& folder) {
-    for (const auto& file : fs::directory_iterator(folder, ec))
-      if (file.is_regular_file() && std::regex_match(file.path().filename().string(), temporary))
-        fs::remove(file.path(), ec);
-  };
-  sweep(dir);
-  static const std::regex seed_folder("seed[0-9]+");
-  for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.is_directory() && std::regex_match(entry.path().filename().string(), seed_folder)) sweep(entry.path());
+  removeMatching(dir, temporary);
+  for (const fs::path& seed : seedFolders(dir)) removeMatching(seed, temporary);
 }
 
 void removeRunOutputs(const fs::path& dir) {
@@ -169,12 +184,8 @@ void removeRunOutputs(const fs::path& dir) {
                            "training.svg"})
     fs::remove(dir / name, ec);
   fs::remove_all(dir / "probes", ec);
-  static const std::regex seed_folder("seed[0-9]+"), checkpoint("checkpoint_[0-9]+\\.pt|final\\.pt|resume\\.pt");
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (!entry.is_directory() || !std::regex_match(entry.path().filename().string(), seed_folder)) continue;
-    for (const auto& file : fs::directory_iterator(entry.path(), ec))
-      if (std::regex_match(file.path().filename().string(), checkpoint)) fs::remove(file.path(), ec);
-  }
+  static const std::regex checkpoint(R"(checkpoint_[0-9]+\.pt|final\.pt|resume\.pt)");
+  for (const fs::path& seed : seedFolders(dir)) removeMatching(seed, checkpoint);
 }
 
 }  // namespace posc::train

@@ -50,6 +50,14 @@ std::string metricsWithoutTiming(const fs::path& out) {
   return std::regex_replace(readFile(out / "metrics.jsonl"), timing, "");
 }
 
+// Runs the test's posc run into `out` with one fault injected (an
+// environment variable of the atomic writer, results/atomic_file.cpp);
+// output in `log`. Returns the exit status (128 + signal when killed).
+int runWithFault(const std::string& fault, const fs::path& out, const fs::path& log) {
+  return sh("cd '" POSC_SOURCE_DIR "' && " + fault + " '" POSC_BINARY "' " + runArgs(out) + " >'" + log.string() +
+            "' 2>&1");
+}
+
 // Starts `posc ARGS` in the source folder; its pid (exec replaces the shell).
 pid_t spawnPosc(const std::string& args, const fs::path& log) {
   const std::string cmd = "exec '" POSC_BINARY "' " + args + " >'" + log.string() + "' 2>&1";
@@ -109,10 +117,7 @@ TEST_F(Resume, SigkillBetweenResumePointsContinuesBitIdentically) {
   const fs::path out = scratch("posc_resume_kill_between");
   const fs::path log = out.string() + ".log";
   // Killed while logging step 130: 10 steps after the resume point at 120.
-  ASSERT_EQ(sh("cd '" POSC_SOURCE_DIR "' && POSC_FAULT_KILL_BEFORE_RENAME=metrics.jsonl:13 '" POSC_BINARY "' " +
-               runArgs(out) + " >'" + log.string() + "' 2>&1"),
-            128 + SIGKILL)
-      << readFile(log);
+  ASSERT_EQ(runWithFault("POSC_FAULT_KILL_BEFORE_RENAME=metrics.jsonl:13", out, log), 128 + SIGKILL) << readFile(log);
   ASSERT_TRUE(fs::exists(out / "seed0" / "resume.pt"));
   EXPECT_NE(readFile(out / "status.json").find(R"("state":"running")"), std::string::npos);
   expectSameAsReference(out, "120");
@@ -123,10 +128,7 @@ TEST_F(Resume, SigkillDuringACheckpointWriteContinuesBitIdentically) {
   const fs::path log = out.string() + ".log";
   // Killed after writing the third resume point (step 120) to its temporary
   // file and before renaming it: the point at step 80 must be used.
-  ASSERT_EQ(sh("cd '" POSC_SOURCE_DIR "' && POSC_FAULT_KILL_BEFORE_RENAME=resume.pt:3 '" POSC_BINARY "' " +
-               runArgs(out) + " >'" + log.string() + "' 2>&1"),
-            128 + SIGKILL)
-      << readFile(log);
+  ASSERT_EQ(runWithFault("POSC_FAULT_KILL_BEFORE_RENAME=resume.pt:3", out, log), 128 + SIGKILL) << readFile(log);
   bool temporary = false;
   for (const auto& f : fs::directory_iterator(out / "seed0")) temporary |= f.path().extension() == ".tmp";
   EXPECT_TRUE(temporary) << "the kill should leave the half-finished write behind";
@@ -260,10 +262,7 @@ TEST(RunFolder, LateFailuresAreRefusedBeforeTraining) {
 TEST_F(Resume, AFinalCheckpointThatCannotBeWrittenKeepsTheResumePoint) {
   const fs::path out = scratch("posc_resume_no_space");
   const fs::path log = out.string() + ".log";
-  ASSERT_EQ(sh("cd '" POSC_SOURCE_DIR "' && POSC_FAULT_NO_SPACE=final.pt:1 '" POSC_BINARY "' " + runArgs(out) + " >'" +
-               log.string() + "' 2>&1"),
-            2)
-      << readFile(log);
+  ASSERT_EQ(runWithFault("POSC_FAULT_NO_SPACE=final.pt:1", out, log), 2) << readFile(log);
   const std::string text = readFile(log);
   EXPECT_NE(text.find("final.pt"), std::string::npos) << text;
   EXPECT_NE(text.find("No space left on device"), std::string::npos) << text;
