@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/model/affine.h"
 #include "runtime/model/fused_attention.h"
 #include "runtime/model/score_formula.h"
 
@@ -45,8 +46,14 @@ AttentionImpl::AttentionImpl(const plan::ModelPlan& model, const plan::Attention
 }
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInputs& in) {
-  const int64_t B = x.size(0), L = x.size(1), H = heads_, D = head_dim_;
-  auto parts = qkv->forward(x).reshape({B, L, 3, H, D}).permute({2, 0, 3, 1, 4});  // (3, B, H, L, D)
+  const bool packed = in.rows_in.defined();
+  const int64_t B = packed ? in.batch : x.size(0), L = packed ? in.length : x.size(1), H = heads_, D = head_dim_;
+  auto projected = affine(qkv, x);
+  if (packed)  // rows back to their (B, L) places, zeros elsewhere
+    projected = torch::zeros({B * L, projected.size(1)}, projected.options()).index_copy(0, in.rows_in, projected);
+  // unbind, not three selects: its backward is one stack, where each
+  // select's would fill a zero tensor of the whole projection.
+  auto parts = projected.reshape({B, L, 3, H, D}).permute({2, 0, 3, 1, 4}).unbind(0);  // 3 x (B, H, L, D)
   if (in.trace_queries) *in.trace_queries = parts[0].detach();
   if (in.trace_keys) *in.trace_keys = parts[1].detach();
   auto q = applyRotary(parts[0], *in.positional);
@@ -82,7 +89,8 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
   if (in.trace_weights) *in.trace_weights = token_w.detach();
   auto y = torch::matmul(token_w.to(v.scalar_type()), v);  // (B, H, L, D)
   if (null_slot_) y = y + w.narrow(3, Lk, 1).to(v.scalar_type()) * null_value.to(v.scalar_type()).reshape({1, H, 1, D});
-  return out->forward(y.transpose(1, 2).reshape({B, L, H * D}));
+  if (packed) return affine(out, y.transpose(1, 2).reshape({B * L, H * D}).index_select(0, in.rows_out));
+  return affine(out, y.transpose(1, 2).reshape({B, L, H * D}));
 }
 
 }  // namespace posc::model

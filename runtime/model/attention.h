@@ -52,12 +52,25 @@ struct AttentionInputs {
   // When non-null: receive q and k (B, H, L, head_dim) before rotation.
   torch::Tensor* trace_queries = nullptr;
   torch::Tensor* trace_keys = nullptr;
+  // Packed rows (training): when defined, x holds only the rows of the (B, L)
+  // positions listed in `rows_in` (flat indices b * L + t, ascending), the
+  // others are never computed, and forward returns the rows listed in
+  // `rows_out` (flat indices too). Attention itself runs on the (B, L) layout
+  // with zero q, k, v at the missing positions: causal masking keeps them
+  // from every listed query as long as no listed position follows a missing
+  // one in its row (GptImpl::forwardLoss guarantees this).
+  torch::Tensor rows_in, rows_out;
+  // Where each of rows_out sits in rows_in (for the block's residual
+  // stream); undefined when rows_out is rows_in.
+  torch::Tensor keep;
+  int64_t batch = 0, length = 0;  // B and L of the packed layout
 };
 
 class AttentionImpl : public torch::nn::Module {
  public:
   AttentionImpl(const plan::ModelPlan& model, const plan::AttentionPlan& attention);
-  // x (B, L, width) -> (B, L, width).
+  // x (B, L, width) -> (B, L, width); with packed rows (R_in, width) ->
+  // (R_out, width).
   torch::Tensor forward(const torch::Tensor& x, const AttentionInputs& in);
 
   torch::nn::Linear qkv{nullptr}, out{nullptr};

@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include "runtime/model/affine.h"
+
 namespace posc::model {
 
 namespace {
@@ -26,14 +28,14 @@ MlpImpl::MlpImpl(plan::MlpKind kind, int64_t width, int64_t hidden) : kind_(kind
 }
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
-  auto h = fc1->forward(x);
+  auto h = affine(fc1, x);
   if (kind_ == plan::MlpKind::Reglu) {
     auto ab = h.chunk(2, -1);
     h = torch::relu(ab[0]) * ab[1];
   } else {
     h = torch::gelu(h);
   }
-  return fc2->forward(h);
+  return affine(fc2, h);
 }
 
 BlockImpl::BlockImpl(const plan::ModelPlan& model, const plan::AttentionPlan& attention)
@@ -48,7 +50,7 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const AttentionInputs& 
   const bool drop = dropout_ > 0 && is_training();
   auto a = attn->forward(norm1->forward(x), in);
   if (drop) a = torch::dropout(a, dropout_, true);
-  auto h = x + a;
+  auto h = (in.keep.defined() ? x.index_select(0, in.keep) : x) + a;
   auto m = mlp->forward(norm2->forward(h));
   if (drop) m = torch::dropout(m, dropout_, true);
   return h + m;

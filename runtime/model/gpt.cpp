@@ -152,11 +152,34 @@ torch::Tensor embed(ModelParts& st, const torch::Tensor& tokens, const torch::Te
   return h;
 }
 
+// The rows forwardMasked computes (flat indices b * L + t): `live`, every
+// position up to its row's last masked one; `wanted`, the masked ones;
+// `wanted_in_live`, where each wanted row sits among the live ones.
+struct Packing {
+  torch::Tensor live, wanted, wanted_in_live;
+  int64_t batch = 0, length = 0;
+};
+
+Packing packRows(const torch::Tensor& mask) {
+  Packing p;
+  p.batch = mask.size(0);
+  p.length = mask.size(1);
+  auto wanted = mask.ne(0);
+  // A position is live when it or a later one in its row is wanted.
+  auto live = wanted.flip(1).to(torch::kLong).cumsum(1).flip(1).gt(0).reshape({-1});
+  p.live = live.nonzero().reshape({-1});
+  p.wanted = wanted.reshape({-1}).nonzero().reshape({-1});
+  p.wanted_in_live = (live.to(torch::kLong).cumsum(0) - 1).index_select(0, p.wanted);
+  return p;
+}
+
 torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
                   const torch::Tensor& channels, const torch::Tensor& stretch, KvCache* cache,
-                  AttentionTrace* trace) {
+                  AttentionTrace* trace, const Packing* packing = nullptr) {
   const auto& m = st.plan.model;
-  auto h = embed(st, tokens, channels);
+  auto h = packing ? embed(st, tokens.reshape({-1}).index_select(0, packing->live),
+                           channels.reshape({channels.size(0), -1}).index_select(1, packing->live))
+                   : embed(st, tokens, channels);
   if (m.dropout > 0 && self.is_training()) h = torch::dropout(h, m.dropout, true);
   auto positional = buildPositionalContext(st.plan.attention, m, channels, stretch,
                                            st.tok->weight.scalar_type());
@@ -191,6 +214,14 @@ torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
       in.trace_queries = &trace->queries[l];
       in.trace_keys = &trace->keys[l];
     }
+    if (packing) {
+      const bool last = l + 1 == st.blocks.size();
+      in.batch = packing->batch;
+      in.length = packing->length;
+      in.rows_in = packing->live;
+      in.rows_out = last ? packing->wanted : packing->live;
+      if (last) in.keep = packing->wanted_in_live;
+    }
     in.layer = static_cast<int>(l);
     h = st.blocks[l]->forward(h, in);
   }
@@ -204,6 +235,12 @@ torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
 torch::Tensor GptImpl::forward(const torch::Tensor& tokens, const torch::Tensor& channels,
                                const torch::Tensor& stretch, AttentionTrace* trace) {
   return run(*this, *state_, tokens, channels, stretch, nullptr, trace);
+}
+
+torch::Tensor GptImpl::forwardMasked(const torch::Tensor& tokens, const torch::Tensor& channels,
+                                     const torch::Tensor& stretch, const torch::Tensor& mask) {
+  const Packing packing = packRows(mask);
+  return run(*this, *state_, tokens, channels, stretch, nullptr, nullptr, &packing);
 }
 
 torch::Tensor GptImpl::forwardCached(const torch::Tensor& tokens, const torch::Tensor& channels,

@@ -50,6 +50,15 @@ class GptImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& channels,
                         const torch::Tensor& stretch = {}, AttentionTrace* trace = nullptr);
 
+  // Logits only where `mask` (B, L) is nonzero: (M, vocab), positions in
+  // row-major order; equal to forward(...) there. The positions after a
+  // row's last masked one are never computed, nor are the last layer's
+  // queries, outputs and feed-forward at unmasked positions: with causal
+  // attention nothing masked depends on them. This is the training path
+  // (the loss is taken at the answer's positions only), which leaves out the
+  // padding and about two thirds of the last layer.
+  torch::Tensor forwardMasked(const torch::Tensor& tokens, const torch::Tensor& channels,
+                              const torch::Tensor& stretch, const torch::Tensor& mask);
   // Runs the new tokens (B, T) with their channels (C, B, T) against `cache`
   // (extending it) and returns logits (B, T, vocab) of the new tokens.
   // forward(x) and prefill+step-by-step decode give the same logits.

@@ -87,6 +87,7 @@ PositionalContext buildPositionalContext(const plan::AttentionPlan& attention,
     auto angle = rotaryAngles(attention, model, channels, stretch);
     ctx.cos = angle.cos().to(dtype);
     ctx.sin = angle.sin().to(dtype);
+    ctx.sin_pairs = torch::stack({-ctx.sin, ctx.sin}, -1);
   }
   if (!attention.key_zeroing.empty()) {
     const int64_t B = channels.size(1), L = channels.size(2), D = model.head_dim;
@@ -110,11 +111,10 @@ torch::Tensor applyRotary(const torch::Tensor& x, const PositionalContext& ctx) 
   if (!ctx.cos.defined()) return x;
   auto sizes = x.sizes().vec();
   const int64_t P = sizes.back() / 2;
+  // y0 = x0 cos - x1 sin, y1 = x1 cos + x0 sin, as two products and a sum.
   auto pairs = x.reshape({sizes[0], sizes[1], sizes[2], P, 2});
-  auto x0 = pairs.select(-1, 0), x1 = pairs.select(-1, 1);
-  auto y0 = x0 * ctx.cos - x1 * ctx.sin;
-  auto y1 = x0 * ctx.sin + x1 * ctx.cos;
-  return torch::stack({y0, y1}, -1).reshape(sizes);
+  auto y = pairs * ctx.cos.unsqueeze(-1) + pairs.flip(-1) * ctx.sin_pairs;
+  return y.reshape(sizes);
 }
 
 torch::Tensor applyKeyZeroing(const torch::Tensor& k, const PositionalContext& ctx) {

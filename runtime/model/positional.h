@@ -18,6 +18,10 @@ struct PositionalContext {
   // (B, Hr, L, head_dim/2) in the compute dtype, Hr = heads if any rotation
   // selects heads, else 1. Undefined when the plan has no rotations.
   torch::Tensor cos, sin;
+  // (B, Hr, L, head_dim/2, 2): (-sin, sin) per pair, so that a rotation is
+  // x * cos + swap(x) * sin_pairs with swap(x0, x1) = (x1, x0): no selects,
+  // whose backward passes would fill whole zero tensors.
+  torch::Tensor sin_pairs;
   // bool (B, Hz, L, head_dim): true where a key component is zeroed. Hz as
   // for Hr. Undefined when the plan has no key zeroing.
   torch::Tensor key_zero;

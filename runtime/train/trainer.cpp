@@ -193,6 +193,20 @@ torch::Tensor maskedCrossEntropy(const torch::Tensor& logits, const torch::Tenso
   return (nll * m).sum() / m.sum().clamp_min(1.0);
 }
 
+torch::Tensor trainingLoss(model::Gpt& model, const BatchTensors& batch, const torch::Tensor& stretch,
+                           bool bf16) {
+  torch::Tensor logits;
+  {
+    AutocastGuard autocast(bf16, batch.tokens.device().type());
+    logits = model->forwardMasked(batch.tokens, batch.channels, stretch, batch.loss_mask);  // (M, V)
+  }
+  if (logits.scalar_type() != torch::kFloat64) logits = logits.to(torch::kFloat32);
+  auto wanted = batch.loss_mask.reshape({-1}).nonzero().reshape({-1});
+  auto targets = batch.targets.reshape({-1}).index_select(0, wanted);
+  auto nll = -torch::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+  return nll.sum() / static_cast<double>(std::max<int64_t>(1, wanted.size(0)));
+}
+
 std::mt19937_64 dataRng(uint64_t seed) { return std::mt19937_64(splitmix64(seed)); }
 
 model::Gpt buildModel(const plan::ExperimentPlan& plan, uint64_t seed, torch::Device device) {
@@ -293,12 +307,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       optimizer.zero_grad();
       torch::Tensor loss;
       try {
-        torch::Tensor logits;
-        {
-          AutocastGuard autocast(bf16, ctx.device.type());
-          logits = model->forward(bt.tokens, bt.channels, stretch);
-        }
-        loss = maskedCrossEntropy(logits, bt.targets, bt.loss_mask);
+        loss = trainingLoss(model, bt, stretch, bf16);
         // The fused kernels name a non-finite score's term; on the tensor-op
         // path the loss is checked here, before a NaN reaches the weights.
         if (!model->scoreJit()) {

@@ -58,6 +58,13 @@ torch::Tensor sampleStretch(const plan::AttentionPlan& attention, int64_t batch,
 torch::Tensor maskedCrossEntropy(const torch::Tensor& logits, const torch::Tensor& targets,
                                  const torch::Tensor& mask);
 
+// The training loss of a batch: maskedCrossEntropy of the model's logits,
+// computed with GptImpl::forwardMasked, which leaves out every position the
+// loss does not depend on (padding, the end token, most of the last layer).
+// With `bf16`, the forward pass runs under bf16 autocast.
+torch::Tensor trainingLoss(model::Gpt& model, const BatchTensors& batch, const torch::Tensor& stretch,
+                           bool bf16);
+
 // The data-stream generator of a seed.
 std::mt19937_64 dataRng(uint64_t seed);
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #include "model_test_util.h"
 #include "compiler/jit/kernels.h"
@@ -216,6 +217,56 @@ TEST(Gpt, GradientsReachLearnedScoreParamsAndAllWeights) {
   ASSERT_NE(params.find("score_params.alibi_slope"), nullptr);
   EXPECT_EQ(params["score_params.decay_rate"].sizes(), (std::vector<int64_t>{2}));
   EXPECT_EQ(params["score_params.alibi_slope"].dim(), 0);
+}
+
+// The training path computes logits only at the masked positions, leaving
+// out the rows after each row's last masked position and the last layer's
+// unmasked rows. Its logits and every gradient must equal the full forward
+// pass's at those positions (f64): masks with gaps, a row with nothing
+// masked, stretch, every positional feature, with the JIT and without.
+TEST(Gpt, MaskedForwardEqualsForwardAtMaskedPositions) {
+  for (bool jit : {false, true}) {
+    if (jit && !jit::available()) continue;
+    SCOPED_TRACE(jit ? "jit on" : "jit off");
+    torch::manual_seed(6);
+    Gpt model(fullPlan(plan::Precision::F64), kVocab);
+    model->setScoreJit(jit);
+    perturbScoreParams(model);
+    auto batch = sampleBatch();
+    const int64_t L = batch.tokens.size(1);
+    auto mask = torch::zeros({3, L}, torch::kBool);
+    mask[0].narrow(0, 5, 4).fill_(true);  // an answer in the middle of the row
+    mask[0][L - 1] = true;                // and the last position: a gap between
+    mask[2].narrow(0, 2, 3).fill_(true);  // row 1: nothing masked
+    auto stretch = torch::tensor({1.0, 2.5, 3.5}, torch::kDouble);
+    auto weights = torch::randn({mask.sum().item<int64_t>(), kVocab}, torch::kDouble);
+
+    auto full = model->forward(batch.tokens, batch.channels, stretch);
+    auto expected = full.reshape({-1, kVocab}).index_select(0, mask.reshape({-1}).nonzero().reshape({-1}));
+    (expected * weights).sum().backward();
+    std::map<std::string, torch::Tensor> grads;
+    for (auto& kv : model->named_parameters()) grads[kv.key()] = kv.value().grad().clone();
+    model->zero_grad();
+
+    auto masked = model->forwardMasked(batch.tokens, batch.channels, stretch, mask);
+    ASSERT_EQ(masked.sizes(), expected.sizes());
+    EXPECT_LT((masked - expected).abs().max().item<double>(), 1e-12);
+    (masked * weights).sum().backward();
+    for (auto& kv : model->named_parameters()) {
+      ASSERT_TRUE(kv.value().grad().defined()) << kv.key();
+      const double scale = std::max(1.0, grads[kv.key()].abs().max().item<double>());
+      EXPECT_LT((kv.value().grad() - grads[kv.key()]).abs().max().item<double>(), 1e-12 * scale) << kv.key();
+    }
+  }
+}
+
+TEST(Gpt, MaskedForwardWithNothingMaskedIsEmpty) {
+  torch::manual_seed(7);
+  Gpt model(fullPlan(plan::Precision::F64), kVocab);
+  auto batch = sampleBatch();
+  auto none = torch::zeros({3, batch.tokens.size(1)}, torch::kBool);
+  EXPECT_EQ(model->forwardMasked(batch.tokens, batch.channels, {}, none).sizes(),
+            (std::vector<int64_t>{0, kVocab}));
 }
 
 TEST(Gpt, NonLearnedParamsAreBuffersAndTraceHasShapes) {

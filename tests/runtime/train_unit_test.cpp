@@ -216,6 +216,20 @@ TEST(TrainLoop, MaskedCrossEntropyAveragesAnswerPositions) {
   EXPECT_NEAR(train::maskedCrossEntropy(logits, targets, mask).item<double>(), expected, 1e-6);
 }
 
+// The training loss (masked forward pass) equals the cross-entropy of the
+// full forward pass at the loss mask, on a real addition batch (f64).
+TEST(TrainLoop, TrainingLossEqualsMaskedCrossEntropyOfTheFullForward) {
+  plan::ExperimentPlan p = testing::tinyAdditionPlan();
+  p.model.precision = plan::Precision::F64;
+  model::Gpt m = train::buildModel(p, 3, torch::kCPU);
+  task::Tokenizer tok(p.task);
+  std::mt19937_64 rng = train::dataRng(3);
+  const train::BatchTensors bt = train::toTensors(task::sampleTrainingBatch(p.task, tok, 16, rng), torch::kCPU);
+  const double full = train::maskedCrossEntropy(m->forward(bt.tokens, bt.channels), bt.targets, bt.loss_mask)
+                          .item<double>();
+  EXPECT_NEAR(train::trainingLoss(m, bt, torch::Tensor(), /*bf16=*/false).item<double>(), full, 1e-12);
+}
+
 TEST(TrainLoop, TrainsInEveryPrecisionWithStretchAndPeriodicEvaluation) {
   for (plan::Precision precision : {plan::Precision::F32, plan::Precision::F64, plan::Precision::Bf16Mixed}) {
     plan::ExperimentPlan p = testing::tinyAdditionPlan();
