@@ -18,44 +18,16 @@
 
 #include <map>
 
-#include "bench/decay_attention.h"
+#include "bench/step_plan.h"
 #include "runtime/eval/greedy.h"
 #include "runtime/train/trainer.h"
 
 namespace {
 
 using namespace posc;
+using bench::makePlan;
 
-plan::ExperimentPlan makePlan(bool study_size, const std::string& encoding) {
-  plan::ExperimentPlan p;
-  p.name = "bench";
-  p.task.train_min_digits = 1;
-  p.task.train_max_digits = 10;  // sequences of about 40 tokens, as in the study
-  p.model.layers = study_size ? 6 : 2;
-  p.model.width = study_size ? 384 : 64;
-  p.model.heads = study_size ? 6 : 4;
-  p.model.head_dim = p.model.width / p.model.heads;
-  p.model.mlp_hidden = 4 * p.model.width;
-  int pairs = p.model.head_dim / 2;
-  if (encoding != "nope") {
-    plan::Rotation row, col;
-    row.channel = plan::Channel::Row;
-    row.pair_begin = 0;
-    row.pair_end = pairs / 2;
-    col.channel = plan::Channel::Column;
-    col.pair_begin = pairs / 2;
-    col.pair_end = pairs;
-    p.attention.rotations = {row, col};
-  }
-  if (encoding == "rope2d_decay") {
-    plan::AttentionPlan decay = bench::decayAttention(p.model.heads, /*learned=*/false);
-    p.attention.params = decay.params;
-    p.attention.score_terms = decay.score_terms;
-  }
-  return p;
-}
-
-void TrainStep(benchmark::State& state, bool study_size, std::string encoding, bool jit) {
+void TrainStep(benchmark::State& state, bool study_size, std::string encoding, bool jit, bool bf16) {
   train::setThreads(static_cast<int>(state.range(0)));
   plan::ExperimentPlan p = makePlan(study_size, encoding);
   task::Tokenizer tok(p.task);
@@ -67,8 +39,7 @@ void TrainStep(benchmark::State& state, bool study_size, std::string encoding, b
   for (auto _ : state) {
     task::Batch b = task::sampleTrainingBatch(p.task, tok, 64, rng);
     train::BatchTensors t = train::toTensors(b, torch::kCPU);
-    torch::Tensor logits = model->forward(t.tokens, t.channels);
-    torch::Tensor loss = train::maskedCrossEntropy(logits, t.targets, t.loss_mask);
+    torch::Tensor loss = train::trainingLoss(model, t, torch::Tensor(), bf16);
     opt.zero_grad();
     loss.backward();
     torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
@@ -121,6 +92,9 @@ class RatioReporter : public benchmark::ConsoleReporter {
         {"TrainStep/small/rope2d/threads:1", "TrainStep/small/nope/threads:1"},
         {"TrainStep/study/rope2d_decay/threads:1", "TrainStep/study/nope/threads:1"},
         {"TrainStep/small/rope2d_decay/threads:2", "TrainStep/small/rope2d_decay/threads:1"},
+        {"TrainStep/small/rope2d_decay+jit/threads:2", "TrainStep/small/rope2d_decay+jit/threads:1"},
+        {"TrainStep/study/rope2d_decay+jit/threads:2", "TrainStep/study/rope2d_decay+jit/threads:1"},
+        {"TrainStep/study/rope2d_decay+jit+bf16/threads:1", "TrainStep/study/rope2d_decay+jit/threads:1"},
         {"Decode/small/kv_cache/threads:1/digits:50", "Decode/small/reference/threads:1/digits:50"},
         {"TrainStep/small/rope2d_decay+jit/threads:1", "TrainStep/small/rope2d_decay/threads:1"},
         {"TrainStep/study/rope2d_decay+jit/threads:1", "TrainStep/study/rope2d_decay/threads:1"},
@@ -142,14 +116,15 @@ class RatioReporter : public benchmark::ConsoleReporter {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // "+jit": the score-formula JIT on; "+bf16": bf16 autocast (precision = bf16_mixed).
   for (bool study : {false, true})
-    for (const char* enc : {"nope", "rope2d", "rope2d_decay", "rope2d_decay+jit"}) {
+    for (std::string enc : {"nope", "rope2d", "rope2d_decay", "rope2d_decay+jit", "rope2d_decay+jit+bf16"}) {
+      if (!study && enc == "rope2d_decay+jit+bf16") continue;
       std::string name = fmt::format("TrainStep/{}/{}", study ? "study" : "small", enc);
-      const bool jit = std::string(enc) == "rope2d_decay+jit";
-      auto* b = benchmark::RegisterBenchmark(name.c_str(), TrainStep, study,
-                                             std::string(jit ? "rope2d_decay" : enc), jit);
+      const bool jit = enc.find("+jit") != std::string::npos, bf16 = enc.find("+bf16") != std::string::npos;
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), TrainStep, study, enc.substr(0, enc.find('+')), jit, bf16);
       b->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(study ? 10.0 : 3.0);
-      if (!study && std::string(enc) == "rope2d_decay") b->Arg(2);
+      if (enc == "rope2d_decay" || enc == "rope2d_decay+jit") b->Arg(2);
     }
   benchmark::RegisterBenchmark("Decode/small/kv_cache", Decode, false, true, false)
       ->ArgNames({"threads", "digits"})->Args({1, 50})->Args({1, 200})->Unit(benchmark::kMillisecond)->Iterations(2);

@@ -22,7 +22,6 @@ defines), for PyTorch builds without it; its timings are not the peer's.
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -31,131 +30,9 @@ import tempfile
 import time
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
-SEP, EQ_ROWS = 1, 3  # token kinds: 0 digit, 1 separator ('+', '='), 2 end
-DIGITS, PLUS, EQUALS, EOS = 10, 10, 11, 12
-VOCAB = 13
-
-
-def addition_batch(batch, max_digits, device, generator):
-    """Random problems laid out like posc's reversed-order addition: operand a
-    (row 0), '+', operand b (row 1), '=', answer (row 2), end; column = place."""
-    seqs = []
-    for _ in range(batch):
-        na = int(torch.randint(1, max_digits + 1, (1,), generator=generator))
-        nb = int(torch.randint(1, max_digits + 1, (1,), generator=generator))
-        a = torch.randint(0, 10, (na,), generator=generator).tolist()
-        b = torch.randint(0, 10, (nb,), generator=generator).tolist()
-        va = sum(d * 10**i for i, d in enumerate(a))
-        vb = sum(d * 10**i for i, d in enumerate(b))
-        s = [int(c) for c in reversed(str(va + vb))]
-        toks, row, col, kind = [], [], [], []
-        for r, digits in enumerate((a, b)):
-            toks += digits
-            row += [r] * len(digits)
-            col += list(range(len(digits)))
-            kind += [0] * len(digits)
-            toks.append(PLUS if r == 0 else EQUALS)
-            row.append(r)
-            col.append(0)
-            kind.append(SEP)
-        toks += s + [EOS]
-        row += [2] * (len(s) + 1)
-        col += list(range(len(s))) + [len(s)]
-        kind += [0] * len(s) + [2]
-        seqs.append((toks, row, col, kind))
-    length = max(len(q[0]) for q in seqs)
-    out = torch.zeros(4, batch, length, dtype=torch.long)
-    for i, q in enumerate(seqs):
-        for c in range(4):
-            out[c, i, : len(q[c])] = torch.tensor(q[c])
-    return [t.to(device) for t in out]
-
-
-def rope_angles(row, col, head_dim, base=10000.0):
-    """(B, L, P) angles: pairs [0, P/2) turn by row, [P/2, P) by column, each
-    with the RoPE ladder base^(-i/n) restarted over its own n = P/2 pairs."""
-    pairs = head_dim // 2
-    n = pairs // 2
-    ladder = base ** (-torch.arange(n, dtype=torch.float64, device=row.device) / n)
-    a_row = row.double()[..., None] * ladder
-    a_col = col.double()[..., None] * ladder
-    return torch.cat([a_row, a_col], dim=-1).float()
-
-
-def rotate(x, cos, sin):
-    """Interleaved pairs (x0, x1) of the last dimension, as posc rotates them."""
-    x0, x1 = x[..., 0::2], x[..., 1::2]
-    return torch.stack([x0 * cos - x1 * sin, x0 * sin + x1 * cos], dim=-1).flatten(-2)
-
-
-class Attention(nn.Module):
-    def __init__(self, width, heads, rates, dense):
-        super().__init__()
-        self.heads, self.head_dim, self.dense = heads, width // heads, dense
-        self.qkv = nn.Linear(width, 3 * width)
-        self.out = nn.Linear(width, width)
-        self.register_buffer("rate", torch.tensor(rates, dtype=torch.float32))
-
-    def forward(self, x, cos, sin, col, kind):
-        B, L, W = x.shape
-        q, k, v = self.qkv(x).view(B, L, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        q, k = rotate(q, cos, sin), rotate(k, cos, sin)
-        rate = self.rate
-
-        def decay(score, b, h, q_idx, kv_idx):
-            dcol = (col[b, q_idx] - col[b, kv_idx]).abs().to(score.dtype)
-            decayed = score * torch.exp(-rate[h] * dcol)
-            return torch.where(kind[b, kv_idx] == SEP, score, decayed)
-
-        if self.dense:
-            s = (q @ k.transpose(-1, -2)) / math.sqrt(self.head_dim)
-            b = torch.arange(B, device=x.device)[:, None, None, None]
-            h = torch.arange(self.heads, device=x.device)[None, :, None, None]
-            qi = torch.arange(L, device=x.device)[None, None, :, None]
-            ki = torch.arange(L, device=x.device)[None, None, None, :]
-            s = decay(s, b, h, qi, ki).masked_fill(ki > qi, float("-inf"))
-            y = s.softmax(-1) @ v
-        else:
-            y = flex_attention(q, k, v, score_mod=decay, block_mask=self.block_mask)
-        return self.out(y.transpose(1, 2).reshape(B, L, W))
-
-
-class Block(nn.Module):
-    def __init__(self, width, heads, rates, dense):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.attn = Attention(width, heads, rates, dense)
-        self.fc1, self.fc2 = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
-
-    def forward(self, x, cos, sin, col, kind):
-        x = x + self.attn(self.ln1(x), cos, sin, col, kind)
-        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-
-
-class Peer(nn.Module):
-    def __init__(self, layers=6, width=384, heads=6, dense=False):
-        super().__init__()
-        rates = [0.5 + (0.05 - 0.5) * h / (heads - 1) for h in range(heads)]  # linspace(0.5, 0.05)
-        self.tok = nn.Embedding(VOCAB, width)
-        self.blocks = nn.ModuleList(Block(width, heads, rates, dense) for _ in range(layers))
-        self.ln_f = nn.LayerNorm(width)
-        self.head_dim = width // heads
-        for m in self.modules():  # GPT-2's initialisation
-            if isinstance(m, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(m.weight, std=0.02)
-            if isinstance(m, nn.Linear):
-                nn.init.zeros_(m.bias)
-
-    def forward(self, tokens, row, col, kind):
-        angles = rope_angles(row, col, self.head_dim)[:, None]  # (B, 1, L, P)
-        cos, sin = angles.cos(), angles.sin()
-        x = self.tok(tokens)
-        for blk in self.blocks:
-            x = blk(x, cos, sin, col, kind)
-        return self.ln_f(x) @ self.tok.weight.T
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peer"))
+from gpt import Peer, addition_batch, masked_loss  # noqa: E402  (the model shared with the CPU peer)
 
 
 def peer_step_time(args):
@@ -170,18 +47,18 @@ def peer_step_time(args):
         from torch.nn.attention.flex_attention import create_block_mask
     times, tokens = [], []
     for i in range(args.warmup + args.steps):
-        tok, row, col, kind = batches[i % len(batches)]
+        tok, targets, mask, row, col, kind = batches[i % len(batches)]
         if not args.dense:
             L = tok.shape[1]
-            mask = create_block_mask(lambda b, h, q, k: q >= k, None, None, L, L, device=device)
+            block_mask = create_block_mask(lambda b, h, q, k: q >= k, None, None, L, L, device=device)
             for blk in model.blocks:
-                blk.attn.block_mask = mask
+                blk.attn.block_mask = block_mask
         if device.type == "cuda":
             torch.cuda.synchronize()
         t0 = time.perf_counter()
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.bf16):
-            logits = step_model(tok[:, :-1], row[:, :-1], col[:, :-1], kind[:, :-1])
-            loss = F.cross_entropy(logits.float().reshape(-1, VOCAB), tok[:, 1:].reshape(-1))
+            logits = step_model(tok, row, col, kind)
+        loss = masked_loss(logits, targets, mask)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -222,9 +99,6 @@ def main():
     p.add_argument("--out", help="folder for step_bench.json")
     p.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     args = p.parse_args()
-    global flex_attention
-    if not args.dense:
-        from torch.nn.attention.flex_attention import flex_attention
     name = torch.cuda.get_device_name() if args.device == "cuda" else args.device
     print(f"torch {torch.__version__} on {name}; {'dense scores' if args.dense else 'FlexAttention score_mod'}"
           f"{'' if args.dense or args.no_compile else ' + torch.compile'}{', bf16 autocast' if args.bf16 else ''}")

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""posc's CPU training step against its Python peer, and against itself.
+
+Runs build/bench/train_eval_bench and bench/peer/gpt.py (Debian's python3-torch:
+the same LibTorch build and the same OpenBLAS as posc), alternating the two
+`--rounds` times so that both see the same machine, and prints every ratio
+from medians measured in this run:
+
+  study step, f32, 1 thread     posc tokens/s / peer tokens/s      target >= 1.15
+  small step, f32, 1 thread     posc tokens/s / peer tokens/s      target >= 2
+  study step, 2 threads         posc 1-thread time / 2-thread time target >= 1.6
+  small step, 2 threads         posc 1-thread time / 2-thread time target >= 1.0
+  study step, bf16_mixed        posc f32 time / bf16 time          target >= 1.8 (AVX512_BF16 or AMX)
+
+Both sides get the same OPENBLAS_CORETYPE (the kernels posc chooses, from
+`posc --blas-kernels`) and the same thread count (OMP_NUM_THREADS,
+OPENBLAS_NUM_THREADS). tokens = batch x padded length on both sides. The
+peer's batches are made before timing; posc's step includes making them.
+
+    python3 bench/cpu_speed.py [--build build] [--rounds 3] [--markdown]
+
+--markdown prints the table for the README's speed section.
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch
+
+
+def cpu_description():
+    model, flags = platform.processor() or "unknown CPU", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    model = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+    except OSError:
+        pass
+    shown = [f for f in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile") if f in flags]
+    return model, shown, os.cpu_count()
+
+
+def environment(build, threads):
+    env = dict(os.environ)
+    kernels = subprocess.run([os.path.join(build, "posc"), "--blas-kernels"], capture_output=True, text=True).stdout.strip()
+    env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), POSC_KEEP_BLAS="1")
+    if kernels:
+        env["OPENBLAS_CORETYPE"] = kernels
+    return env, kernels
+
+
+def posc_step(build, name, threads):
+    """(ms a step, tokens/s) of one train_eval_bench benchmark."""
+    env, _ = environment(build, threads)
+    pattern = "^" + name.replace("+", r"\+") + f"/threads:{threads}/"
+    out = subprocess.run([os.path.join(build, "bench", "train_eval_bench"), f"--benchmark_filter={pattern}",
+                          "--benchmark_format=json"], capture_output=True, text=True, env=env, check=True).stdout
+    runs = json.loads(out)["benchmarks"]
+    if not runs:
+        sys.exit(f"train_eval_bench has no benchmark {pattern}")
+    return runs[0]["real_time"], runs[0]["tokens/s"]
+
+
+def peer_step(build, size, threads, steps):
+    env, _ = environment(build, threads)
+    out = subprocess.run([PYTHON, os.path.join(HERE, "peer", "gpt.py"), "--size", size, "--steps", str(steps),
+                          "--threads", str(threads), "--json"], capture_output=True, text=True, env=env, check=True)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    return r["step_ms"], r["tokens_per_s"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default="build")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--markdown", action="store_true")
+    args = p.parse_args()
+    model, flags, cores = cpu_description()
+    _, kernels = environment(args.build, 1)
+    torch_version = subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__)"],
+                                   capture_output=True, text=True).stdout.strip()
+    print(f"CPU: {model}, {cores} cores, flags: {' '.join(flags) or 'none of avx2/avx512/amx'}")
+    print(f"OpenBLAS kernels: {kernels or 'unknown'}; Python peer: torch {torch_version}")
+
+    cases = {  # name: list of (ms, tokens/s), one per round
+        "posc small": [], "peer small": [], "posc study": [], "peer study": [],
+        "posc small 2t": [], "posc study 2t": [], "posc study bf16": [],
+    }
+    for r in range(args.rounds):
+        print(f"round {r + 1} of {args.rounds} ...", file=sys.stderr, flush=True)
+        cases["posc small"].append(posc_step(args.build, "TrainStep/small/rope2d_decay+jit", 1))
+        cases["peer small"].append(peer_step(args.build, "small", 1, 100))
+        cases["posc study"].append(posc_step(args.build, "TrainStep/study/rope2d_decay+jit", 1))
+        cases["peer study"].append(peer_step(args.build, "study", 1, 8))
+        cases["posc small 2t"].append(posc_step(args.build, "TrainStep/small/rope2d_decay+jit", 2))
+        cases["posc study 2t"].append(posc_step(args.build, "TrainStep/study/rope2d_decay+jit", 2))
+        cases["posc study bf16"].append(posc_step(args.build, "TrainStep/study/rope2d_decay+jit+bf16", 1))
+
+    def med(name, i):
+        return statistics.median(x[i] for x in cases[name])
+
+    def spread(name, i):
+        xs = [x[i] for x in cases[name]]
+        return f"{min(xs):,.0f}-{max(xs):,.0f}"
+
+    has_bf16 = "avx512_bf16" in flags or "amx_bf16" in flags
+    rows = [
+        ("study step (6 x 384), f32, 1 thread: posc / peer tokens/s",
+         med("posc study", 1) / med("peer study", 1), 1.15,
+         f"posc {spread('posc study', 1)}, peer {spread('peer study', 1)} tokens/s"),
+        ("small step (2 x 64), f32, 1 thread: posc / peer tokens/s",
+         med("posc small", 1) / med("peer small", 1), 2.0,
+         f"posc {spread('posc small', 1)}, peer {spread('peer small', 1)} tokens/s"),
+        ("study step: 1-thread / 2-thread time",
+         med("posc study", 0) / med("posc study 2t", 0), 1.6,
+         f"{med('posc study', 0):,.0f} ms / {med('posc study 2t', 0):,.0f} ms"),
+        ("small step: 1-thread / 2-thread time",
+         med("posc small", 0) / med("posc small 2t", 0), 1.0,
+         f"{med('posc small', 0):.1f} ms / {med('posc small 2t', 0):.1f} ms"),
+        ("study step: f32 / bf16_mixed time" + ("" if has_bf16 else " (no AVX512_BF16/AMX: no target)"),
+         med("posc study", 0) / med("posc study bf16", 0), 1.8 if has_bf16 else None,
+         f"{med('posc study', 0):,.0f} ms / {med('posc study bf16', 0):,.0f} ms"),
+    ]
+    print()
+    if args.markdown:
+        print("| ratio (medians of %d rounds, same run) | measured | target | figures |" % args.rounds)
+        print("|---|---|---|---|")
+    for label, ratio, target, detail in rows:
+        verdict = "" if target is None else ("met" if ratio >= target else "NOT met")
+        tgt = "-" if target is None else f">= {target:g}"
+        if args.markdown:
+            print(f"| {label} | {ratio:.2f} | {tgt} {verdict} | {detail} |")
+        else:
+            print(f"{label:<62} {ratio:6.2f}  {tgt:>8} {verdict:<8} {detail}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
