@@ -14,7 +14,8 @@ from medians measured in this run:
 
 Both sides get the same OPENBLAS_CORETYPE (the kernels posc chooses, from
 `posc --blas-kernels`) and the same thread count (OMP_NUM_THREADS,
-OPENBLAS_NUM_THREADS). tokens = batch x padded length on both sides. The
+OPENBLAS_NUM_THREADS; with 2 threads OMP_WAIT_POLICY=PASSIVE, as posc run
+sets it). tokens = batch x padded length on both sides. The
 peer's batches are made before timing; posc's step includes making them.
 
     python3 bench/cpu_speed.py [--build build] [--rounds 3] [--markdown]
@@ -28,6 +29,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch
@@ -53,6 +55,8 @@ def environment(build, threads):
     env = dict(os.environ)
     kernels = subprocess.run([os.path.join(build, "posc"), "--blas-kernels"], capture_output=True, text=True).stdout.strip()
     env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), POSC_KEEP_BLAS="1")
+    if threads > 1:  # as posc run sets it (tools/posc/blas_kernels.h): no spinning between parallel regions
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if kernels:
         env["OPENBLAS_CORETYPE"] = kernels
     return env, kernels
@@ -62,9 +66,11 @@ def posc_step(build, name, threads):
     """(ms a step, tokens/s) of one train_eval_bench benchmark."""
     env, _ = environment(build, threads)
     pattern = "^" + name.replace("+", r"\+") + f"/threads:{threads}/"
-    out = subprocess.run([os.path.join(build, "bench", "train_eval_bench"), f"--benchmark_filter={pattern}",
-                          "--benchmark_format=json"], capture_output=True, text=True, env=env, check=True).stdout
-    runs = json.loads(out)["benchmarks"]
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([os.path.join(build, "bench", "train_eval_bench"), f"--benchmark_filter={pattern}",
+                        f"--benchmark_out={out.name}", "--benchmark_out_format=json"],
+                       stdout=subprocess.DEVNULL, env=env, check=True)
+        runs = json.load(out)["benchmarks"]
     if not runs:
         sys.exit(f"train_eval_bench has no benchmark {pattern}")
     return runs[0]["real_time"], runs[0]["tokens/s"]
@@ -89,7 +95,7 @@ def main():
     torch_version = subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__)"],
                                    capture_output=True, text=True).stdout.strip()
     print(f"CPU: {model}, {cores} cores, flags: {' '.join(flags) or 'none of avx2/avx512/amx'}")
-    print(f"OpenBLAS kernels: {kernels or 'unknown'}; Python peer: torch {torch_version}")
+    print(f"OpenBLAS kernels: {kernels or 'unknown'}; Python peer: torch {torch_version}", flush=True)
 
     cases = {  # name: list of (ms, tokens/s), one per round
         "posc small": [], "peer small": [], "posc study": [], "peer study": [],

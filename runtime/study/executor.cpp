@@ -13,6 +13,8 @@
 #include <map>
 #include <thread>
 
+#include "runtime/run.h"
+
 namespace posc::study {
 
 namespace {
@@ -57,7 +59,7 @@ std::string duration(double s) {
 
 std::vector<JobOutcome> executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& options) {
   const size_t n = jobs.size();
-  const int slots = options.slots > 0 ? options.slots : std::max(1u, std::thread::hardware_concurrency());
+  const int slots = options.slots > 0 ? options.slots : runtime::availableCores();
   auto log = [&](const std::string& line) {
     if (options.log) options.log(line);
   };

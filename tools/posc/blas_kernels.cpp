@@ -36,7 +36,12 @@ const char* bestCore() {
 
 }  // namespace
 
+namespace {
+char** remembered_argv = nullptr;
+}
+
 void chooseBlasKernels(char** argv) {
+  remembered_argv = argv;
   if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("POSC_KEEP_BLAS") || std::getenv("POSC_BLAS_CHOSEN")) return;
   std::string core = blasCoreName();
   if (core.empty() || !isGeneric(core)) return;
@@ -47,6 +52,13 @@ void chooseBlasKernels(char** argv) {
   execv("/proc/self/exe", argv);
   // The re-exec failed: carry on with the generic kernels.
   unsetenv("OPENBLAS_CORETYPE");
+}
+
+void ensurePassiveOpenMp() {
+  if (std::getenv("OMP_WAIT_POLICY") || remembered_argv == nullptr) return;
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  execv("/proc/self/exe", remembered_argv);
+  unsetenv("OMP_WAIT_POLICY");  // the re-exec failed: carry on spinning
 }
 
 }  // namespace posc::tools

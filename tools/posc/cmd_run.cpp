@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "compiler/jit/kernels.h"
 #include "runtime/handset/run_handset.h"
@@ -29,8 +30,9 @@ options:
   --seed N            run only this seed
   --out DIR           results folder (default: runs/NAME[-PRESET])
   --device cpu|cuda   where to train (default: cpu)
-  --threads N         CPU threads (default 1: for the small models of these
-                      studies one thread is fastest on CPU; 0 = LibTorch's choice)
+  --threads N|auto    CPU threads (default auto: every core for models of 2M
+                      weights or more in their blocks, one for smaller ones, where
+                      a second thread slows the step down; 0 = LibTorch's choice)
   --jit on|off        score terms, causal mask and softmax through fused kernels
                       compiled by LLVM's JIT (default: on for the CPU when posc
                       is built with LLVM); off: one LibTorch operation per
@@ -68,7 +70,7 @@ std::string commandLine(const std::vector<std::string>& args) {
 
 int runRun(const std::vector<std::string>& args) {
   std::string out, device = "cpu", init_root;
-  int threads = 1;
+  std::optional<int> threads;  // empty: auto
   bool no_progress = false, fresh = false;
   std::string jit_flag;
   ExperimentOptions o = parseExperimentOptions(args, [&](const std::string& flag, const auto& value) {
@@ -77,8 +79,10 @@ int runRun(const std::vector<std::string>& args) {
       device = value();
       if (device != "cpu" && device != "cuda")
         throw UsageError{fmt::format("--device takes cpu or cuda, not '{}'", device)};
-    } else if (flag == "--threads") threads = parseCount("--threads", value());
-    else if (flag == "--init-root") init_root = value();
+    } else if (flag == "--threads") {
+      const std::string v = value();
+      threads = v == "auto" ? std::nullopt : std::optional<int>(parseCount("--threads", v));
+    } else if (flag == "--init-root") init_root = value();
     else if (flag == "--no-progress") no_progress = true;
     else if (flag == "--fresh") fresh = true;
     else if (flag == "--jit") {
@@ -105,10 +109,12 @@ int runRun(const std::vector<std::string>& args) {
                               (plan.name + (plan.preset.empty() ? "" : "-" + plan.preset))).string()
                            : out;
   ro.device = device;
-  ro.threads = threads;
+  ro.threads = threads ? *threads : device == "cpu" ? runtime::usefulThreads(plan.model, runtime::availableCores()) : 1;
+  if (ro.threads != 1) tools::ensurePassiveOpenMp();  // may run posc again with OMP_WAIT_POLICY set
   ro.score_jit = jit_flag.empty() ? device == "cpu" && jit::available() : jit_flag == "on";
   std::string blas = tools::blasCoreName();
   std::string numerics = blas.empty() ? "" : "OpenBLAS " + blas + " kernels; ";
+  numerics += ro.threads == 0 ? "LibTorch's thread count; " : fmt::format("{} CPU thread{}; ", ro.threads, ro.threads == 1 ? "" : "s");
   numerics += ro.score_jit ? "score formulas: fused JIT kernels (LLVM ORC, host CPU)"
                            : "score formulas: tensor operations";
   ro.plan_text = c.planWithProvenance(kVersion, numerics);

@@ -12,6 +12,7 @@
 #include "runtime/report/comparison.h"
 #include "runtime/report/report.h"
 #include "runtime/results/atomic_file.h"
+#include "runtime/run.h"
 #include "runtime/study/executor.h"
 #include "runtime/study/jobs.h"
 #include "tools/posc/cli.h"
@@ -110,6 +111,10 @@ int runStudy(const std::vector<std::string>& args) {
   request.seeds = seeds;
   request.out = out.empty() ? fs::path("runs") / (o.request.preset ? "study-" + *o.request.preset : "study") : fs::path(out);
   request.posc_binary = selfPath();
+  // The cores shared out among the runs at once: with one run per core (the
+  // default), each trains on one thread.
+  const int cores = runtime::availableCores();
+  run_flags.insert(run_flags.end(), {"--threads", std::to_string(std::max(1, cores / (slots > 0 ? slots : cores)))});
   request.placement = run_flags;
 
   std::vector<study::Job> jobs;
