@@ -139,6 +139,7 @@ std::vector<Generated> greedyDecode(model::Gpt& model, const task::Tokenizer& to
   std::vector<Generated> out(problems.size());
   for (const PromptBatch& pb : groupPrompts(tokenizer, problems, options.batch)) {
     model::KvCache cache;
+    cache.reserve = pb.tokens.size(1) + *std::max_element(pb.max_tokens.begin(), pb.max_tokens.end());
     decodeGroup(tokenizer, problems, pb, device, out, [&](const torch::Tensor& tokens, const torch::Tensor& channels) {
       train::AutocastGuard autocast(bf16, device.type());
       return model->forwardCached(tokens, channels, cache).select(1, -1);

@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -34,6 +35,20 @@ torch::Tensor attentionWeights(const torch::Tensor& scores, plan::SoftmaxKind ki
   return kind == plan::SoftmaxKind::Softmax1 ? softmax1(s, -1) : torch::softmax(s, -1);
 }
 
+torch::Tensor appendAlong(torch::Tensor& store, int64_t used, const torch::Tensor& x, int64_t dim,
+                          int64_t reserve) {
+  const int64_t need = used + x.size(dim);
+  if (!store.defined() || store.size(dim) < need) {
+    auto sizes = x.sizes().vec();
+    sizes[static_cast<size_t>(dim)] = std::max({need, reserve, store.defined() ? 2 * store.size(dim) : int64_t{0}});
+    auto grown = torch::empty(sizes, x.options());
+    if (used > 0) grown.narrow(dim, 0, used).copy_(store.narrow(dim, 0, used));
+    store = grown;
+  }
+  store.narrow(dim, used, x.size(dim)).copy_(x);
+  return store.narrow(dim, 0, need);
+}
+
 AttentionImpl::AttentionImpl(const plan::ModelPlan& model, const plan::AttentionPlan& attention)
     : attention_(attention),
       heads_(model.heads),
@@ -60,12 +75,8 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
   auto k = applyKeyZeroing(applyRotary(parts[1], *in.positional), *in.positional);
   auto v = parts[2];
   if (in.cache_keys) {
-    if (in.cache_keys->defined()) {
-      k = torch::cat({*in.cache_keys, k}, 2);
-      v = torch::cat({*in.cache_values, v}, 2);
-    }
-    *in.cache_keys = k;
-    *in.cache_values = v;
+    k = appendAlong(*in.cache_keys, in.cache_length, k, 2, in.cache_reserve);
+    v = appendAlong(*in.cache_values, in.cache_length, v, 2, in.cache_reserve);
   }
   auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(D));
   if (scores.scalar_type() == torch::kBFloat16 || scores.scalar_type() == torch::kHalf)

@@ -30,6 +30,12 @@ torch::Tensor softmax1(const torch::Tensor& x, int64_t dim);
 // Reduced-precision scores are promoted to float32 first.
 torch::Tensor attentionWeights(const torch::Tensor& scores, plan::SoftmaxKind kind, bool null_slot);
 
+// Writes x after the first `used` entries of `store` along `dim` and returns
+// the view of the used and new entries. A store too short is replaced by one
+// of at least `reserve` entries, or twice its length, whichever is more.
+torch::Tensor appendAlong(torch::Tensor& store, int64_t used, const torch::Tensor& x, int64_t dim,
+                          int64_t reserve = 0);
+
 // Per-call view of the shared positional state. Channel tensors are
 // (kChannelCount, B, L) int64.
 struct AttentionInputs {
@@ -37,10 +43,11 @@ struct AttentionInputs {
   torch::Tensor q_channels;  // channels of the new (query) tokens
   torch::Tensor k_channels;  // channels of all keys: cached then new
   const std::vector<torch::Tensor>* params = nullptr;  // score-term params
-  // When non-null: keys/values of earlier tokens (undefined when none),
-  // extended in place with the new ones.
+  // When non-null: the layer's key and value stores of a KvCache (the first
+  // cache_length tokens cached), extended in place with the new tokens.
   torch::Tensor* cache_keys = nullptr;
   torch::Tensor* cache_values = nullptr;
+  int64_t cache_length = 0, cache_reserve = 0;
   // When non-null: receive weights (B, H, Lq, Lk) and post-term scores.
   torch::Tensor* trace_weights = nullptr;
   torch::Tensor* trace_scores = nullptr;

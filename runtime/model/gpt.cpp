@@ -17,7 +17,7 @@
 
 namespace posc::model {
 
-int64_t KvCache::length() const { return channels.defined() ? channels.size(2) : 0; }
+int64_t KvCache::length() const { return tokens; }
 
 // The model's parts; GptImpl::State (private in gpt.h) is exactly this, kept
 // as a named base so that the helpers below can take it.
@@ -193,7 +193,9 @@ torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
       cache->keys.assign(st.blocks.size(), torch::Tensor());
       cache->values.assign(st.blocks.size(), torch::Tensor());
     }
-    in.k_channels = cache->length() > 0 ? torch::cat({cache->channels, channels}, 2) : channels;
+    in.k_channels = appendAlong(cache->channels, cache->tokens, channels, 2, cache->reserve);
+    in.cache_length = cache->tokens;
+    in.cache_reserve = cache->reserve;
   } else {
     in.k_channels = channels;
   }
@@ -225,7 +227,7 @@ torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
     in.layer = static_cast<int>(l);
     h = st.blocks[l]->forward(h, in);
   }
-  if (cache) cache->channels = in.k_channels;
+  if (cache) cache->tokens += tokens.size(1);
   h = st.norm_f->forward(h);
   return st.head ? st.head->forward(h) : torch::linear(h, st.tok->weight);
 }

@@ -23,11 +23,16 @@
 namespace posc::model {
 
 // Cached keys and values of every layer, for incremental greedy decoding.
-// Keys are stored after rotation and key zeroing.
+// Keys are stored after rotation and key zeroing. The stores hold room for
+// more tokens than are cached (they grow by doubling), so that a decoding
+// step writes its token in place instead of copying the whole cache; only
+// the first length() positions along the token dimension are meaningful.
 struct KvCache {
-  std::vector<torch::Tensor> keys;    // per layer: (B, H, T, head_dim)
-  std::vector<torch::Tensor> values;  // per layer: (B, H, T, head_dim)
-  torch::Tensor channels;             // (kChannelCount, B, T) of the cached tokens
+  std::vector<torch::Tensor> keys;    // per layer: (B, H, capacity, head_dim)
+  std::vector<torch::Tensor> values;  // per layer: (B, H, capacity, head_dim)
+  torch::Tensor channels;             // (kChannelCount, B, capacity) of the cached tokens
+  int64_t tokens = 0;                 // cached tokens
+  int64_t reserve = 0;                // room to make on the first append (0: what it appends)
   int64_t length() const;
 };
 

@@ -12,6 +12,7 @@
 
 #include "model_test_util.h"
 #include "compiler/jit/kernels.h"
+#include "runtime/model/attention.h"
 #include "runtime/model/gpt.h"
 
 namespace posc::model {
@@ -101,6 +102,39 @@ torch::Tensor decodeIncrementally(Gpt& model, const Batch& batch, int64_t prefil
   EXPECT_EQ(cache.length(), batch.tokens.size(1));
   EXPECT_EQ(cache.keys.size(), 2u);
   return torch::cat(logits, 1);
+}
+
+TEST(KvCacheStore, AppendGrowsByDoublingAndKeepsWhatWasCached) {
+  // (B, H, T, D) = (2, 1, T, 3), appended along dim 2.
+  auto chunk = [](int64_t t, float base) { return torch::arange(2 * t * 3, torch::kFloat).reshape({2, 1, t, 3}) + base; };
+  torch::Tensor store;
+  auto a = chunk(2, 0), b = chunk(1, 100), c = chunk(2, 200);
+  auto view = appendAlong(store, 0, a, 2);
+  EXPECT_EQ(store.size(2), 2);  // no reserve: exactly what was appended
+  EXPECT_TRUE(torch::equal(view, a));
+  const void* before = store.data_ptr();
+  view = appendAlong(store, 2, b, 2);
+  EXPECT_EQ(store.size(2), 4);  // doubled
+  EXPECT_TRUE(torch::equal(view, torch::cat({a, b}, 2)));
+  view = appendAlong(store, 3, b, 2);
+  EXPECT_EQ(store.size(2), 4);  // fits: written in place
+  EXPECT_TRUE(torch::equal(view, torch::cat({a, b, b}, 2)));
+  EXPECT_NE(store.data_ptr(), before);
+  const void* same = store.data_ptr();
+  view = appendAlong(store, 4, c, 2);
+  EXPECT_EQ(store.size(2), 8);
+  EXPECT_NE(store.data_ptr(), same);
+  EXPECT_TRUE(torch::equal(view, torch::cat({a, b, b, c}, 2)));
+
+  // A reserve sizes the first store; later appends within it do not move it.
+  torch::Tensor reserved;
+  appendAlong(reserved, 0, a, 2, /*reserve=*/10);
+  EXPECT_EQ(reserved.size(2), 10);
+  const void* kept = reserved.data_ptr();
+  for (int64_t used = 2; used < 10; ++used) view = appendAlong(reserved, used, b, 2, 10);
+  EXPECT_EQ(reserved.data_ptr(), kept);
+  EXPECT_EQ(view.size(2), 10);
+  EXPECT_TRUE(torch::equal(view.narrow(2, 9, 1), b));
 }
 
 void perturbScoreParams(Gpt& model) {
