@@ -31,6 +31,9 @@ struct ExperimentRequest {
   std::optional<std::string> experiment;  // default: the last one in the main file
   std::optional<std::string> preset;
   std::vector<Override> overrides;
+  // The plan runs on this machine's CPU (not `--device cuda`): checks of the
+  // CPU's abilities apply (bf16_mixed without native bf16 is warned about).
+  bool on_cpu = true;
 };
 
 std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, const ExperimentRequest& request,

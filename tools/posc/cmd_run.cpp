@@ -100,7 +100,9 @@ int runRun(const std::vector<std::string>& args) {
   if (o.files.size() != 1) throw UsageError{"posc run needs exactly one FILE"};
   driver::Compilation c;
   // Compile first: on any error nothing is written to disk.
-  if (!c.compile(requestFor(o, o.files[0]))) return reportDiagnostics(c);
+  driver::CompileRequest request = requestFor(o, o.files[0]);
+  request.experiment.on_cpu = device == "cpu";
+  if (!c.compile(request)) return reportDiagnostics(c);
   reportDiagnostics(c);  // warnings
   const plan::ExperimentPlan& plan = *c.plan;
 
