@@ -12,10 +12,12 @@ from medians measured in this run:
   small step, 2 threads         posc 1-thread time / 2-thread time target >= 1.0
   study step, bf16_mixed        posc f32 time / bf16 time          target >= 1.8 (AVX512_BF16 or AMX)
 
-Both sides get the same OPENBLAS_CORETYPE (the kernels posc chooses, from
-`posc --blas-kernels`) and the same thread count (OMP_NUM_THREADS,
-OPENBLAS_NUM_THREADS; with 2 threads OMP_WAIT_POLICY=PASSIVE, as posc run
-sets it). tokens = batch x padded length on both sides. The
+Both sides get the same OpenBLAS: the kernels posc chooses (OPENBLAS_CORETYPE
+from `posc --blas-kernels`) and the build it loads (its folder first on
+LD_LIBRARY_PATH, from `posc --blas-library`: the OpenMP build where it is
+installed), and the same thread count (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS;
+with 2 threads on the pthread build OMP_WAIT_POLICY=PASSIVE, as posc run sets
+it). tokens = batch x padded length on both sides. The
 peer's batches are made before timing; posc's step includes making them.
 
     python3 bench/cpu_speed.py [--build build] [--rounds 3] [--markdown]
@@ -51,15 +53,23 @@ def cpu_description():
     return model, shown, os.cpu_count()
 
 
+def posc_says(build, flag):
+    return subprocess.run([os.path.join(build, "posc"), flag], capture_output=True, text=True).stdout.strip()
+
+
 def environment(build, threads):
+    """The environment of both sides, and a line naming the BLAS."""
     env = dict(os.environ)
-    kernels = subprocess.run([os.path.join(build, "posc"), "--blas-kernels"], capture_output=True, text=True).stdout.strip()
+    kernels, library = posc_says(build, "--blas-kernels"), posc_says(build, "--blas-library")
     env.update(OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads), POSC_KEEP_BLAS="1")
-    if threads > 1:  # as posc run sets it (tools/posc/blas_kernels.h): no spinning between parallel regions
+    openmp = os.path.basename(os.path.dirname(library)) == "openblas-openmp"
+    if threads > 1 and not openmp:  # as posc run sets it (tools/posc/blas_kernels.h): no spinning
         env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     if kernels:
         env["OPENBLAS_CORETYPE"] = kernels
-    return env, kernels
+    if library:
+        env["LD_LIBRARY_PATH"] = os.path.dirname(library) + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    return env, f"{kernels or 'unknown'} kernels, {library or 'unknown library'}"
 
 
 def posc_step(build, name, threads):
@@ -95,7 +105,7 @@ def main():
     torch_version = subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__)"],
                                    capture_output=True, text=True).stdout.strip()
     print(f"CPU: {model}, {cores} cores, flags: {' '.join(flags) or 'none of avx2/avx512/amx'}")
-    print(f"OpenBLAS kernels: {kernels or 'unknown'}; Python peer: torch {torch_version}", flush=True)
+    print(f"OpenBLAS: {kernels}; Python peer: torch {torch_version}", flush=True)
 
     cases = {  # name: list of (ms, tokens/s), one per round
         "posc small": [], "peer small": [], "posc study": [], "peer study": [],

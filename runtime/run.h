@@ -72,14 +72,16 @@ struct RunOptions {
 // Returns 0 on success. Throws UserError for user-fixable problems.
 int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options);
 
-// The CPU threads worth using for a model's training step on `cores` cores:
-// all of them for models of at least 2M weights in the blocks, else one. On a
-// 2-core AVX-512 machine (bench/cpu_speed.py) two threads made the 6 x 384
-// step (10.6M) 1.6x faster and the 2 x 64 step (0.1M) 2.5x slower: small
-// matrix products do not split well, and each operation pays for waking the
-// second thread. The threshold between the two measured sizes is a choice,
-// not a measurement.
-int usefulThreads(const plan::ModelPlan& model, int cores);
+// The CPU threads worth using for a model's training step on `cores` cores.
+// When the BLAS runs on LibTorch's OpenMP team (`blas_shares_threads`:
+// OpenBLAS's OpenMP build), all of them: on a 2-core AVX-512 machine
+// (bench/cpu_speed.py) two threads made the 6 x 384 step (10.6M) 1.6-1.8x
+// faster and the 2 x 64 step (0.1M) faster too. With OpenBLAS's own pthreads
+// the two pools fight: all cores only for models of at least 2M weights in
+// the blocks, else one (two threads made the 2 x 64 step 2.5x slower there;
+// the threshold between the two measured sizes is a choice, not a
+// measurement).
+int usefulThreads(const plan::ModelPlan& model, int cores, bool blas_shares_threads);
 
 // The cores this process may run on (its CPU affinity), at least 1.
 int availableCores();

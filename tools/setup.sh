@@ -7,6 +7,7 @@ packages=(
   antlr4 libantlr4-runtime-dev      # the grammar tool (Java) and its C++ runtime
   llvm-14-dev                       # LLVM, for the score-formula JIT
   libtorch-dev libopenblas0-pthread # LibTorch (CPU) and a fast BLAS under it
+  libopenblas0-openmp               # the same BLAS on OpenMP: one thread pool with LibTorch (posc loads it)
   libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
   python3                           # independent checks in tests (XML of the SVG plots)
   libonnx-dev libprotobuf-dev       # ONNX export of hand-set models (protobuf classes, checker)

@@ -8,7 +8,8 @@
 
 namespace posc::runtime {
 
-int usefulThreads(const plan::ModelPlan& model, int cores) {
+int usefulThreads(const plan::ModelPlan& model, int cores, bool blas_shares_threads) {
+  if (blas_shares_threads) return std::max(1, cores);
   const double block_weights = 12.0 * model.layers * static_cast<double>(model.width) * model.width;
   return block_weights >= 2e6 ? std::max(1, cores) : 1;
 }

@@ -32,6 +32,29 @@ TEST(Cli, HelpAndVersion) {
   EXPECT_NE(s.out.find("train.init_from"), std::string::npos);
 }
 
+// posc loads OpenBLAS's OpenMP build when it is installed beside the pthread
+// one (tools/posc/blas_kernels.h), and says which build it runs on.
+TEST(Cli, OpenBlasThreadingBuildIsChosen) {
+  Result v = runPosc("--version");
+  ASSERT_EQ(v.status, 0);
+  if (v.out.find("not OpenBLAS") != std::string::npos) GTEST_SKIP() << "the BLAS is not OpenBLAS: " << v.out;
+  Result lib = runPosc("--blas-library");
+  ASSERT_EQ(lib.status, 0);
+  const fs::path loaded = lib.out.substr(0, lib.out.find('\n'));
+  ASSERT_TRUE(fs::exists(loaded)) << lib.out;
+  const fs::path openmp = loaded.parent_path().parent_path() / "openblas-openmp" / "libopenblas.so.0";
+  if (fs::exists(openmp)) {
+    EXPECT_EQ(loaded.parent_path().filename(), "openblas-openmp") << loaded;
+    EXPECT_NE(v.out.find("OpenMP build"), std::string::npos) << v.out;
+  }
+  // POSC_KEEP_BLAS keeps the library the system links.
+  const fs::path system_link = "/lib/x86_64-linux-gnu/libopenblas.so.0";
+  if (!fs::exists(system_link)) return;
+  const fs::path kept = fs::path(::testing::TempDir()) / "kept_blas.txt";
+  ASSERT_EQ(posc::testing::sh("POSC_KEEP_BLAS=1 '" POSC_BINARY "' --blas-library > '" + kept.string() + "'"), 0);
+  EXPECT_EQ(posc::testing::readFile(kept.string()), fs::canonical(system_link).string() + "\n");
+}
+
 TEST(Cli, UsageErrorsExitWithTwo) {
   Result r = runPosc("frobnicate");
   EXPECT_EQ(r.status, 2);

@@ -1,4 +1,4 @@
-// OpenBLAS kernel selection: see blas_kernels.h.
+// OpenBLAS kernel and threading selection: see blas_kernels.h.
 #include "tools/posc/blas_kernels.h"
 
 #include <dlfcn.h>
@@ -6,6 +6,8 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 namespace posc::tools {
 
@@ -34,28 +36,73 @@ const char* bestCore() {
   return nullptr;
 }
 
+// The OpenBLAS symbol `name`, or nullptr.
+void* openblasSymbol(const char* name) { return dlsym(RTLD_DEFAULT, name); }
+
+// The folder of OpenBLAS's OpenMP build beside the loaded pthread build
+// (Debian: .../openblas-pthread/libopenblas.so.0 -> .../openblas-openmp/), or
+// "" when the loaded build is not the pthread one or the other is not there.
+std::string openMpBuildFolder() {
+  if (blasThreading() != "pthread") return {};
+  const std::filesystem::path loaded = blasLibraryPath();
+  if (loaded.empty() || loaded.parent_path().filename() != "openblas-pthread") return {};
+  const std::filesystem::path folder = loaded.parent_path().parent_path() / "openblas-openmp";
+  std::error_code ec;
+  for (const char* lib : {"libopenblas.so.0", "libblas.so.3", "liblapack.so.3"})
+    if (!std::filesystem::exists(folder / lib, ec)) return {};
+  return folder.string();
+}
+
+char** remembered_argv = nullptr;
+
 }  // namespace
 
-namespace {
-char** remembered_argv = nullptr;
+std::string blasThreading() {
+  using GetParallel = int (*)();
+  auto fn = reinterpret_cast<GetParallel>(openblasSymbol("openblas_get_parallel"));
+  if (fn == nullptr) return {};
+  switch (fn()) {
+    case 0: return "sequential";
+    case 1: return "pthread";
+    case 2: return "OpenMP";
+    default: return "unknown";
+  }
 }
+
+std::string blasLibraryPath() {
+  void* symbol = openblasSymbol("openblas_get_corename");
+  Dl_info info;
+  if (symbol == nullptr || dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return {};
+  std::error_code ec;
+  const std::filesystem::path resolved = std::filesystem::canonical(info.dli_fname, ec);
+  return ec ? std::string(info.dli_fname) : resolved.string();
+}
+
+bool blasSharesTorchThreads() { return blasThreading() == "OpenMP"; }
 
 void chooseBlasKernels(char** argv) {
   remembered_argv = argv;
-  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("POSC_KEEP_BLAS") || std::getenv("POSC_BLAS_CHOSEN")) return;
-  std::string core = blasCoreName();
-  if (core.empty() || !isGeneric(core)) return;
-  const char* better = bestCore();
-  if (better == nullptr) return;
-  setenv("OPENBLAS_CORETYPE", better, 1);
+  if (std::getenv("POSC_KEEP_BLAS") || std::getenv("POSC_BLAS_CHOSEN")) return;
+  const std::string core = blasCoreName();
+  if (core.empty()) return;  // not OpenBLAS
+  const char* better = std::getenv("OPENBLAS_CORETYPE") || !isGeneric(core) ? nullptr : bestCore();
+  const std::string openmp = openMpBuildFolder();
+  if (better == nullptr && openmp.empty()) return;
+  const char* old_path = std::getenv("LD_LIBRARY_PATH");
+  const std::string kept_path = old_path ? old_path : "";
+  if (better) setenv("OPENBLAS_CORETYPE", better, 1);
+  if (!openmp.empty()) setenv("LD_LIBRARY_PATH", (kept_path.empty() ? openmp : openmp + ":" + kept_path).c_str(), 1);
   setenv("POSC_BLAS_CHOSEN", "1", 1);  // never loop
   execv("/proc/self/exe", argv);
-  // The re-exec failed: carry on with the generic kernels.
-  unsetenv("OPENBLAS_CORETYPE");
+  // The re-exec failed: carry on with the BLAS as loaded.
+  if (better) unsetenv("OPENBLAS_CORETYPE");
+  if (old_path) setenv("LD_LIBRARY_PATH", old_path, 1);
+  else unsetenv("LD_LIBRARY_PATH");
+  unsetenv("POSC_BLAS_CHOSEN");
 }
 
 void ensurePassiveOpenMp() {
-  if (std::getenv("OMP_WAIT_POLICY") || remembered_argv == nullptr) return;
+  if (std::getenv("OMP_WAIT_POLICY") || remembered_argv == nullptr || blasSharesTorchThreads()) return;
   setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
   execv("/proc/self/exe", remembered_argv);
   unsetenv("OMP_WAIT_POLICY");  // the re-exec failed: carry on spinning

@@ -111,11 +111,13 @@ int runRun(const std::vector<std::string>& args) {
                               (plan.name + (plan.preset.empty() ? "" : "-" + plan.preset))).string()
                            : out;
   ro.device = device;
-  ro.threads = threads ? *threads : device == "cpu" ? runtime::usefulThreads(plan.model, runtime::availableCores()) : 1;
+  ro.threads = threads ? *threads
+             : device == "cpu" ? runtime::usefulThreads(plan.model, runtime::availableCores(), tools::blasSharesTorchThreads())
+                               : 1;
   if (ro.threads != 1) tools::ensurePassiveOpenMp();  // may run posc again with OMP_WAIT_POLICY set
   ro.score_jit = jit_flag.empty() ? device == "cpu" && jit::available() : jit_flag == "on";
   std::string blas = tools::blasCoreName();
-  std::string numerics = blas.empty() ? "" : "OpenBLAS " + blas + " kernels; ";
+  std::string numerics = blas.empty() ? "" : "OpenBLAS " + blas + " kernels (" + tools::blasThreading() + " build); ";
   numerics += ro.threads == 0 ? "LibTorch's thread count; " : fmt::format("{} CPU thread{}; ", ro.threads, ro.threads == 1 ? "" : "s");
   numerics += ro.score_jit ? "score formulas: fused JIT kernels (LLVM ORC, host CPU)"
                            : "score formulas: tensor operations";

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   // Only commands that do numeric work (or report the kernels) pay for the
   // possible re-exec; check and emit never touch the BLAS.
   if ((command && command->uses_blas) ||
-      (!args.empty() && (args[0] == "--version" || args[0] == "--blas-kernels")))
+      (!args.empty() && (args[0] == "--version" || args[0] == "--blas-kernels" || args[0] == "--blas-library")))
     posc::tools::chooseBlasKernels(argv);
   try {
     if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
     if (args[0] == "--version") {
       std::string blas = posc::tools::blasCoreName();
       std::printf("posc %s (BLAS: %s)\n", kVersion,
-                  blas.empty() ? "not OpenBLAS" : ("OpenBLAS " + blas + " kernels").c_str());
+                  blas.empty() ? "not OpenBLAS"
+                               : ("OpenBLAS " + blas + " kernels, " + posc::tools::blasThreading() + " build").c_str());
       // The optional features of this build (CMakeLists.txt: POSC_WITH_*).
       const bool libedit = POSC_WITH_LIBEDIT + 0 != 0;
       std::printf("features: jit %s, onnx %s, libedit %s\n",
@@ -77,6 +78,10 @@ int main(int argc, char** argv) {
     }
     if (args[0] == "--blas-kernels") {  // the OpenBLAS core in use, for scripts and tests
       std::printf("%s\n", posc::tools::blasCoreName().c_str());
+      return 0;
+    }
+    if (args[0] == "--blas-library") {  // the OpenBLAS file in use, so that benchmarks load the same one
+      std::printf("%s\n", posc::tools::blasLibraryPath().c_str());
       return 0;
     }
     if (!command) throw UsageError{fmt::format("unknown command '{}'", args[0])};
