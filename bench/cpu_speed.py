@@ -11,6 +11,10 @@ from medians measured in this run:
   study step, 2 threads         posc 1-thread time / 2-thread time target >= 1.6
   small step, 2 threads         posc 1-thread time / 2-thread time target >= 1.0
   study step, bf16_mixed        posc f32 time / bf16 time          target >= 1.8 (AVX512_BF16 or AMX)
+  whole quick start, 1 thread   peer wall time / posc wall time    target >= 2
+                                (posc run examples/quickstart.pos against
+                                bench/peer/quickstart.py: 2,000 steps, then
+                                5 lengths x 90 problems decoded greedily)
 
 Both sides get the same OpenBLAS: the kernels posc chooses (OPENBLAS_CORETYPE
 from `posc --blas-kernels`) and the build it loads (its folder first on
@@ -32,8 +36,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch
 
 
@@ -94,11 +100,31 @@ def peer_step(build, size, threads, steps):
     return r["step_ms"], r["tokens_per_s"]
 
 
+def posc_quickstart(build, threads):
+    """Wall seconds of `posc run examples/quickstart.pos` on `threads` threads."""
+    env, _ = environment(build, threads)
+    with tempfile.TemporaryDirectory() as out:
+        t0 = time.perf_counter()
+        subprocess.run([os.path.join(build, "posc"), "run", os.path.join(ROOT, "examples", "quickstart.pos"),
+                        "--threads", str(threads), "--out", os.path.join(out, "run"), "--no-progress"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True)
+        return time.perf_counter() - t0
+
+
+def peer_quickstart(build, threads):
+    env, _ = environment(build, threads)
+    t0 = time.perf_counter()
+    subprocess.run([PYTHON, os.path.join(HERE, "peer", "quickstart.py"), "--threads", str(threads), "--json"],
+                   stdout=subprocess.DEVNULL, env=env, check=True)
+    return time.perf_counter() - t0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default="build")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--markdown", action="store_true")
+    p.add_argument("--no-quickstart", action="store_true", help="leave out the whole quick start (about 2.5 min a round)")
     args = p.parse_args()
     model, flags, cores = cpu_description()
     _, kernels = environment(args.build, 1)
@@ -110,6 +136,7 @@ def main():
     cases = {  # name: list of (ms, tokens/s), one per round
         "posc small": [], "peer small": [], "posc study": [], "peer study": [],
         "posc small 2t": [], "posc study 2t": [], "posc study bf16": [],
+        "posc quick start": [], "peer quick start": [],
     }
     for r in range(args.rounds):
         print(f"round {r + 1} of {args.rounds} ...", file=sys.stderr, flush=True)
@@ -120,6 +147,9 @@ def main():
         cases["posc small 2t"].append(posc_step(args.build, "TrainStep/small/rope2d_decay+jit", 2))
         cases["posc study 2t"].append(posc_step(args.build, "TrainStep/study/rope2d_decay+jit", 2))
         cases["posc study bf16"].append(posc_step(args.build, "TrainStep/study/rope2d_decay+jit+bf16", 1))
+        if not args.no_quickstart:
+            cases["posc quick start"].append((posc_quickstart(args.build, 1), 0))
+            cases["peer quick start"].append((peer_quickstart(args.build, 1), 0))
 
     def med(name, i):
         return statistics.median(x[i] for x in cases[name])
@@ -146,6 +176,10 @@ def main():
          med("posc study", 0) / med("posc study bf16", 0), 1.8 if has_bf16 else None,
          f"{med('posc study', 0):,.0f} ms / {med('posc study bf16', 0):,.0f} ms"),
     ]
+    if not args.no_quickstart:
+        rows.append(("whole quick start, 1 thread: peer / posc wall time",
+                     med("peer quick start", 0) / med("posc quick start", 0), 2.0,
+                     f"posc {spread('posc quick start', 0)} s, peer {spread('peer quick start', 0)} s"))
     print()
     if args.markdown:
         print("| ratio (medians of %d rounds, same run) | measured | target | figures |" % args.rounds)

@@ -5,7 +5,7 @@
 // (self time per step), which is how the step's overheads were found.
 //
 //   build/bench/step_profile [--size small|study] [--encoding nope|rope2d|rope2d_decay]
-//                            [--jit on|off] [--steps N] [--threads N] --trace FILE
+//                            [--jit on|off] [--bf16] [--steps N] [--threads N] --trace FILE
 #include <fmt/format.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/torch.h>
@@ -25,6 +25,7 @@ struct Options {
   bool study = true;
   std::string encoding = "rope2d_decay";
   bool jit = true;
+  bool bf16 = false;  // precision = bf16_mixed: the forward pass under bf16 autocast
   int steps = 5, warmup = 3, threads = 1;
   std::string trace;
 };
@@ -32,7 +33,7 @@ struct Options {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: step_profile [--size small|study] [--encoding nope|rope2d|rope2d_decay] [--jit on|off]\n"
-               "                    [--steps N] [--threads N] --trace FILE\n");
+               "                    [--bf16] [--steps N] [--threads N] --trace FILE\n");
   std::exit(2);
 }
 
@@ -47,6 +48,7 @@ Options parse(int argc, char** argv) {
     if (a == "--size") o.study = value() == "study";
     else if (a == "--encoding") o.encoding = value();
     else if (a == "--jit") o.jit = value() == "on";
+    else if (a == "--bf16") o.bf16 = true;
     else if (a == "--steps") o.steps = std::atoi(value().c_str());
     else if (a == "--threads") o.threads = std::atoi(value().c_str());
     else if (a == "--trace") o.trace = value();
@@ -71,7 +73,7 @@ int main(int argc, char** argv) {
   auto step = [&] {
     task::Batch b = task::sampleTrainingBatch(p.task, tok, 64, rng);
     train::BatchTensors t = train::toTensors(b, torch::kCPU);
-    torch::Tensor loss = train::trainingLoss(model, t, torch::Tensor(), /*bf16=*/false);
+    torch::Tensor loss = train::trainingLoss(model, t, torch::Tensor(), o.bf16);
     opt.zero_grad();
     loss.backward();
     torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);

@@ -30,9 +30,11 @@ options:
   --seed N            run only this seed
   --out DIR           results folder (default: runs/NAME[-PRESET])
   --device cpu|cuda   where to train (default: cpu)
-  --threads N|auto    CPU threads (default auto: every core for models of 2M
-                      weights or more in their blocks, one for smaller ones, where
-                      a second thread slows the step down; 0 = LibTorch's choice)
+  --threads N|auto    CPU threads (default auto: every core on OpenBLAS's OpenMP
+                      build, which posc loads where it is installed; on the
+                      pthread build every core for models of 2M weights or more
+                      in their blocks and one for smaller ones, where a second
+                      thread slows the step down; 0 = LibTorch's choice)
   --jit on|off        score terms, causal mask and softmax through fused kernels
                       compiled by LLVM's JIT (default: on for the CPU when posc
                       is built with LLVM); off: one LibTorch operation per
