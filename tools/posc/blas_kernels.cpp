@@ -89,14 +89,15 @@ void chooseBlasKernels(char** argv) {
   const std::string openmp = openMpBuildFolder();
   if (better == nullptr && openmp.empty()) return;
   const char* old_path = std::getenv("LD_LIBRARY_PATH");
-  const std::string kept_path = old_path ? old_path : "";
+  const bool had_path = old_path != nullptr;
+  const std::string kept_path = had_path ? old_path : "";  // setenv may free what getenv returned
   if (better) setenv("OPENBLAS_CORETYPE", better, 1);
   if (!openmp.empty()) setenv("LD_LIBRARY_PATH", (kept_path.empty() ? openmp : openmp + ":" + kept_path).c_str(), 1);
   setenv("POSC_BLAS_CHOSEN", "1", 1);  // never loop
   execv("/proc/self/exe", argv);
   // The re-exec failed: carry on with the BLAS as loaded.
   if (better) unsetenv("OPENBLAS_CORETYPE");
-  if (old_path) setenv("LD_LIBRARY_PATH", old_path, 1);
+  if (had_path) setenv("LD_LIBRARY_PATH", kept_path.c_str(), 1);
   else unsetenv("LD_LIBRARY_PATH");
   unsetenv("POSC_BLAS_CHOSEN");
 }
