@@ -29,6 +29,7 @@ peer's batches are made before timing; posc's step includes making them.
 --markdown prints the table for the README's speed section.
 """
 import argparse
+import functools
 import json
 import os
 import platform
@@ -59,7 +60,9 @@ def cpu_description():
     return model, shown, os.cpu_count()
 
 
+@functools.lru_cache(maxsize=None)
 def posc_says(build, flag):
+    """What `posc FLAG` prints (asked once a run: it starts posc)."""
     return subprocess.run([os.path.join(build, "posc"), flag], capture_output=True, text=True).stdout.strip()
 
 

@@ -200,7 +200,7 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
   if (diags.errorCount() > errors_before) return std::nullopt;
   checkMemory(target->name.range, ctx);
   if (diags.errorCount() > errors_before) return std::nullopt;
-  if (request.on_cpu && a.handset.empty()) checkPrecision(target->name.range, ctx, cpuHasNativeBf16());
+  if (request.on_cpu && a.handset.empty()) checkPrecision(target->name.range, ctx);
   buildAttention(a.attention, program, a.plan, sources, diags);
   if (!a.handset.empty()) {
     buildHandset(a.handset, target->name.range, a.plan, diags);

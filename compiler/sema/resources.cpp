@@ -120,15 +120,18 @@ bool flagsHaveNativeBf16(std::string_view flags) {
 }
 
 bool cpuHasNativeBf16() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string key = line.substr(0, colon);
-    key.erase(key.find_last_not_of(" \t") + 1);
-    if (key == "flags") return flagsHaveNativeBf16(std::string_view(line).substr(colon + 1));
-  }
-  return false;
+  static const bool native = [] {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);) {
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string key = line.substr(0, colon);
+      key.erase(key.find_last_not_of(" \t") + 1);
+      if (key == "flags") return flagsHaveNativeBf16(std::string_view(line).substr(colon + 1));
+    }
+    return false;
+  }();
+  return native;
 }
 
 void checkPrecision(SourceRange at, SettingsContext& ctx, bool native_bf16) {
@@ -139,6 +142,10 @@ void checkPrecision(SourceRange at, SettingsContext& ctx, bool native_bf16) {
   d.notes.push_back({{}, "LibTorch converts every bf16 product to float and back; a 6 x 384 training step "
                          "measured 3.3x slower than in f32 without these instructions (README: Speed on a CPU)"});
   d.hint = "use precision = f32 on this machine; bf16_mixed pays on a GPU or a CPU with AVX512_BF16 or AMX";
+}
+
+void checkPrecision(SourceRange at, SettingsContext& ctx) {
+  if (ctx.plan.model.precision == plan::Precision::Bf16Mixed) checkPrecision(at, ctx, cpuHasNativeBf16());
 }
 
 }  // namespace posc::sema

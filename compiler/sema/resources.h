@@ -47,11 +47,14 @@ void checkMemory(SourceRange at, SettingsContext& ctx);
 // Whether the flags of a /proc/cpuinfo "flags" line include native bf16
 // products: avx512_bf16 or amx_bf16 (Linux lists only what the kernel enables).
 bool flagsHaveNativeBf16(std::string_view flags);
-// The same for this machine's CPU; false when /proc/cpuinfo cannot be read.
+// The same for this machine's CPU (read once a process); false when
+// /proc/cpuinfo cannot be read.
 bool cpuHasNativeBf16();
 
 // Warns at `model.precision` when bf16_mixed would run on a CPU that lacks
 // native bf16 products (`native_bf16` false); `at` locates it when unwritten.
 void checkPrecision(SourceRange at, SettingsContext& ctx, bool native_bf16);
+// The same on this machine's CPU, which is asked only for bf16_mixed plans.
+void checkPrecision(SourceRange at, SettingsContext& ctx);
 
 }  // namespace posc::sema

@@ -11,15 +11,10 @@
 
 namespace posc::tools {
 
-std::string blasCoreName() {
-  using CoreName = char* (*)();
-  auto fn = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  if (fn == nullptr) return {};
-  const char* name = fn();
-  return name ? name : "";
-}
-
 namespace {
+
+// The OpenBLAS symbol `name`, or nullptr.
+void* openblasSymbol(const char* name) { return dlsym(RTLD_DEFAULT, name); }
 
 bool isGeneric(std::string core) {
   for (char& c : core) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -35,9 +30,6 @@ const char* bestCore() {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
   return nullptr;
 }
-
-// The OpenBLAS symbol `name`, or nullptr.
-void* openblasSymbol(const char* name) { return dlsym(RTLD_DEFAULT, name); }
 
 // The folder of OpenBLAS's OpenMP build beside the loaded pthread build
 // (Debian: .../openblas-pthread/libopenblas.so.0 -> .../openblas-openmp/), or
@@ -56,6 +48,14 @@ std::string openMpBuildFolder() {
 char** remembered_argv = nullptr;
 
 }  // namespace
+
+std::string blasCoreName() {
+  using CoreName = char* (*)();
+  auto fn = reinterpret_cast<CoreName>(openblasSymbol("openblas_get_corename"));
+  if (fn == nullptr) return {};
+  const char* name = fn();
+  return name ? name : "";
+}
 
 std::string blasThreading() {
   using GetParallel = int (*)();
@@ -76,6 +76,11 @@ std::string blasLibraryPath() {
   std::error_code ec;
   const std::filesystem::path resolved = std::filesystem::canonical(info.dli_fname, ec);
   return ec ? std::string(info.dli_fname) : resolved.string();
+}
+
+std::string blasDescription() {
+  const std::string core = blasCoreName();
+  return core.empty() ? "" : "OpenBLAS " + core + " kernels, " + blasThreading() + " build";
 }
 
 bool blasSharesTorchThreads() { return blasThreading() == "OpenMP"; }

@@ -41,6 +41,10 @@ std::string blasThreading();
 // The file of the loaded OpenBLAS with links resolved, or "" if unknown.
 std::string blasLibraryPath();
 
+// "OpenBLAS SkylakeX kernels, OpenMP build": the line posc --version and
+// plan.txt give the BLAS in use, or "" if the BLAS is not OpenBLAS.
+std::string blasDescription();
+
 // True when the BLAS runs its products on LibTorch's OpenMP team (OpenBLAS's
 // OpenMP build), so that more threads never means two pools fighting.
 bool blasSharesTorchThreads();

@@ -118,8 +118,8 @@ int runRun(const std::vector<std::string>& args) {
                                : 1;
   if (ro.threads != 1) tools::ensurePassiveOpenMp();  // may run posc again with OMP_WAIT_POLICY set
   ro.score_jit = jit_flag.empty() ? device == "cpu" && jit::available() : jit_flag == "on";
-  std::string blas = tools::blasCoreName();
-  std::string numerics = blas.empty() ? "" : "OpenBLAS " + blas + " kernels (" + tools::blasThreading() + " build); ";
+  const std::string blas = tools::blasDescription();
+  std::string numerics = blas.empty() ? "" : blas + "; ";
   numerics += ro.threads == 0 ? "LibTorch's thread count; " : fmt::format("{} CPU thread{}; ", ro.threads, ro.threads == 1 ? "" : "s");
   numerics += ro.score_jit ? "score formulas: fused JIT kernels (LLVM ORC, host CPU)"
                            : "score formulas: tensor operations";

@@ -64,10 +64,8 @@ int main(int argc, char** argv) {
       return args.empty() ? 2 : 0;
     }
     if (args[0] == "--version") {
-      std::string blas = posc::tools::blasCoreName();
-      std::printf("posc %s (BLAS: %s)\n", kVersion,
-                  blas.empty() ? "not OpenBLAS"
-                               : ("OpenBLAS " + blas + " kernels, " + posc::tools::blasThreading() + " build").c_str());
+      const std::string blas = posc::tools::blasDescription();
+      std::printf("posc %s (BLAS: %s)\n", kVersion, blas.empty() ? "not OpenBLAS" : blas.c_str());
       // The optional features of this build (CMakeLists.txt: POSC_WITH_*).
       const bool libedit = POSC_WITH_LIBEDIT + 0 != 0;
       std::printf("features: jit %s, onnx %s, libedit %s\n",
