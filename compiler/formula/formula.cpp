@@ -9,30 +9,6 @@
 
 namespace posc::formula {
 
-int arity(Op op) {
-  switch (op) {
-    case Op::Const: case Op::Score: case Op::QChannel: case Op::KChannel:
-    case Op::Head: case Op::Param: case Op::Var:
-      return 0;
-    case Op::Neg: case Op::Abs: case Op::Exp: case Op::Log: case Op::Sqrt: case Op::Cos:
-    case Op::Sin: case Op::Tanh: case Op::Sigmoid: case Op::Relu:
-      return 1;
-    case Op::Select:
-      return 3;
-    default:
-      return 2;
-  }
-}
-
-const char* opName(Op op) {
-  static const char* kNames[] = {"const", "s",   "q",   "k",    "h",    "param", "var",
-                                 "neg",   "abs", "exp", "log",  "sqrt", "cos",   "sin",
-                                 "tanh",  "sigmoid", "relu", "add", "sub", "mul", "div",
-                                 "pow",   "min", "max", "lt",   "le",   "gt",    "ge",
-                                 "eq",    "ne",  "select"};
-  return kNames[static_cast<int>(op)];
-}
-
 bool Node::operator==(const Node& o) const {
   return op == o.op && (op != Op::Const || value == o.value) && index == o.index && a == o.a &&
          b == o.b && c == o.c;
@@ -40,10 +16,7 @@ bool Node::operator==(const Node& o) const {
 
 namespace {
 
-bool commutative(Op op) {
-  return op == Op::Add || op == Op::Mul || op == Op::Min || op == Op::Max || op == Op::Eq ||
-         op == Op::Ne;
-}
+bool commutative(Op op) { return expr::info(op).commutative; }
 
 std::string keyOf(const Node& n) {
   if (n.op == Op::Const) return fmt::format("c{:a}", n.value);
@@ -51,33 +24,8 @@ std::string keyOf(const Node& n) {
 }
 
 double apply(Op op, double a, double b, double c) {
-  switch (op) {
-    case Op::Neg: return -a;
-    case Op::Abs: return std::fabs(a);
-    case Op::Exp: return std::exp(a);
-    case Op::Log: return std::log(a);
-    case Op::Sqrt: return std::sqrt(a);
-    case Op::Cos: return std::cos(a);
-    case Op::Sin: return std::sin(a);
-    case Op::Tanh: return std::tanh(a);
-    case Op::Sigmoid: return 1.0 / (1.0 + std::exp(-a));
-    case Op::Relu: return a > 0 ? a : 0.0;
-    case Op::Add: return a + b;
-    case Op::Sub: return a - b;
-    case Op::Mul: return a * b;
-    case Op::Div: return a / b;
-    case Op::Pow: return std::pow(a, b);
-    case Op::Min: return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
-    case Op::Max: return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
-    case Op::Lt: return a < b ? 1.0 : 0.0;
-    case Op::Le: return a <= b ? 1.0 : 0.0;
-    case Op::Gt: return a > b ? 1.0 : 0.0;
-    case Op::Ge: return a >= b ? 1.0 : 0.0;
-    case Op::Eq: return a == b ? 1.0 : 0.0;
-    case Op::Ne: return a != b ? 1.0 : 0.0;
-    case Op::Select: return a != 0 ? b : c;
-    default: throw std::logic_error("formula: apply on a leaf");
-  }
+  if (arity(op) == 0) throw std::logic_error("formula: apply on a leaf");
+  return expr::fold(op, a, b, c);
 }
 
 double leafValue(const Node& n, const Env& env) {
@@ -205,7 +153,7 @@ NodeId Graph::make(const Node& in) {
 }
 
 NodeId Graph::import(const plan::Formula& f, NodeId score) {
-  using P = plan::FormulaNode::Op;
+  using P = Op;
   std::vector<NodeId> ids;
   ids.reserve(f.nodes.size());
   for (const auto& pn : f.nodes) {
@@ -219,15 +167,11 @@ NodeId Graph::import(const plan::Formula& f, NodeId score) {
       case P::Head: id = leaf(Op::Head); break;
       case P::Param: id = leaf(Op::Param, pn.param); break;
       default: {
-        // The remaining plan ops map one to one, in the same order, onto
-        // Neg .. Select.
-        auto op = static_cast<Op>(static_cast<int>(pn.op) - static_cast<int>(P::Neg) +
-                                  static_cast<int>(Op::Neg));
         Node n;
-        n.op = op;
+        n.op = pn.op;
         n.a = at(pn.a);
-        if (arity(op) >= 2) n.b = at(pn.b);
-        if (arity(op) >= 3) n.c = at(pn.c);
+        if (arity(n.op) >= 2) n.b = at(pn.b);
+        if (arity(n.op) >= 3) n.c = at(pn.c);
         id = make(n);
       }
     }
@@ -242,11 +186,17 @@ NodeId Graph::derivative(NodeId root, Wrt wrt) {
   if (auto it = derivative_memo_.find(memo_key); it != derivative_memo_.end()) return it->second;
   const Node n = node(root);  // copy: make() may grow nodes_
   NodeId zero = constant(0.0), one = constant(1.0);
-  auto d = [&](NodeId x) { return derivative(x, wrt); };
+  // The builders the `grad` column of ops.def is written in.
+  auto k = [&](double v) { return constant(v); };
+  auto un = [&](Op op, NodeId x) { return unary(op, x); };
+  auto bin = [&](Op op, NodeId x, NodeId y) { return binary(op, x, y); };
+  auto sel = [&](NodeId c, NodeId x, NodeId y) { return select(c, x, y); };
+  auto neg = [&](NodeId x) { return unary(Op::Neg, x); };
   auto mul = [&](NodeId x, NodeId y) { return binary(Op::Mul, x, y); };
   auto add = [&](NodeId x, NodeId y) { return binary(Op::Add, x, y); };
   auto sub = [&](NodeId x, NodeId y) { return binary(Op::Sub, x, y); };
   auto div = [&](NodeId x, NodeId y) { return binary(Op::Div, x, y); };
+  (void)k, (void)un, (void)bin, (void)sel, (void)neg, (void)mul, (void)add, (void)sub, (void)div;
   NodeId r = zero;
   switch (n.op) {
     case Op::Const: case Op::QChannel: case Op::KChannel: case Op::Head:
@@ -255,46 +205,30 @@ NodeId Graph::derivative(NodeId root, Wrt wrt) {
     case Op::Score: r = wrt.kind == Wrt::Kind::Score ? one : zero; break;
     case Op::Param: r = wrt.kind == Wrt::Kind::Param && wrt.index == n.index ? one : zero; break;
     case Op::Var: r = wrt.kind == Wrt::Kind::Var && wrt.index == n.index ? one : zero; break;
-    case Op::Neg: r = unary(Op::Neg, d(n.a)); break;
-    case Op::Abs: {
-      // sign(a) * a'; torch's abs gradient is 0 at 0, as is this one.
-      NodeId a = n.a;
-      NodeId sign = sub(binary(Op::Gt, a, zero), binary(Op::Lt, a, zero));
-      r = mul(sign, d(a));
-      break;
+    default: {
+      // Operands' derivatives first (memoised), then the row's rule.
+      const NodeId x = root, a = n.a, b = n.b, c = n.c;
+      const NodeId da = a >= 0 ? derivative(a, wrt) : zero;
+      const NodeId db = b >= 0 ? derivative(b, wrt) : zero;
+      const NodeId dc = c >= 0 ? derivative(c, wrt) : zero;
+      (void)x, (void)a, (void)b, (void)c, (void)da, (void)db, (void)dc;
+      switch (n.op) {
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, grad, ...) \
+  case Op::Name:                                                              \
+    r = grad;                                                                 \
+    break;
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, grad, ...) \
+  case Op::Name:                                                                            \
+    r = grad;                                                                               \
+    break;
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, grad, ...) \
+  case Op::Name:                                                                \
+    r = grad;                                                                   \
+    break;
+#include "compiler/expr/ops.def"
+        default: break;
+      }
     }
-    case Op::Exp: r = mul(root, d(n.a)); break;
-    case Op::Log: r = div(d(n.a), n.a); break;
-    case Op::Sqrt: r = div(d(n.a), mul(constant(2.0), root)); break;
-    case Op::Cos: r = mul(unary(Op::Neg, unary(Op::Sin, n.a)), d(n.a)); break;
-    case Op::Sin: r = mul(unary(Op::Cos, n.a), d(n.a)); break;
-    case Op::Tanh: r = mul(sub(one, mul(root, root)), d(n.a)); break;
-    case Op::Sigmoid: r = mul(mul(root, sub(one, root)), d(n.a)); break;
-    case Op::Relu: r = mul(binary(Op::Gt, n.a, zero), d(n.a)); break;
-    case Op::Add: r = add(d(n.a), d(n.b)); break;
-    case Op::Sub: r = sub(d(n.a), d(n.b)); break;
-    case Op::Mul: r = add(mul(d(n.a), n.b), mul(n.a, d(n.b))); break;
-    case Op::Div:
-      r = div(sub(mul(d(n.a), n.b), mul(n.a, d(n.b))), mul(n.b, n.b));
-      break;
-    case Op::Pow: {
-      NodeId da = d(n.a), db = d(n.b);
-      NodeId ta = isConst(da, 0) ? zero
-                                 : mul(mul(n.b, binary(Op::Pow, n.a, sub(n.b, one))), da);
-      NodeId tb = isConst(db, 0) ? zero : mul(mul(root, unary(Op::Log, n.a)), db);
-      r = add(ta, tb);
-      break;
-    }
-    case Op::Min: case Op::Max: {
-      // The gradient follows the chosen operand (the first one on ties).
-      NodeId pick_a = binary(n.op == Op::Min ? Op::Le : Op::Ge, n.a, n.b);
-      r = select(pick_a, d(n.a), d(n.b));
-      break;
-    }
-    case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne:
-      r = zero;
-      break;
-    case Op::Select: r = select(n.a, d(n.b), d(n.c)); break;
   }
   derivative_memo_.emplace(memo_key, r);
   return r;
@@ -342,6 +276,7 @@ std::string Graph::render(NodeId id) const {
   static const char* kChannels[] = {"position", "column", "row", "kind"};
   const Node& n = node(id);
   auto r = [&](NodeId x) { return render(x); };
+  const expr::OpInfo& op = expr::info(n.op);
   switch (n.op) {
     case Op::Const: return fmt::format("{}", n.value);
     case Op::Score: return "s";
@@ -350,16 +285,14 @@ std::string Graph::render(NodeId id) const {
     case Op::Head: return "h";
     case Op::Param: return fmt::format("p{}", n.index);
     case Op::Var: return fmt::format("x{}", n.index);
-    case Op::Neg: return "-(" + r(n.a) + ")";
-    case Op::Add: return "(" + r(n.a) + " + " + r(n.b) + ")";
-    case Op::Sub: return "(" + r(n.a) + " - " + r(n.b) + ")";
-    case Op::Mul: return "(" + r(n.a) + " * " + r(n.b) + ")";
-    case Op::Div: return "(" + r(n.a) + " / " + r(n.b) + ")";
-    case Op::Select: return "select(" + r(n.a) + ", " + r(n.b) + ", " + r(n.c) + ")";
-    default:
-      if (arity(n.op) == 1) return std::string(opName(n.op)) + "(" + r(n.a) + ")";
-      return std::string(opName(n.op)) + "(" + r(n.a) + ", " + r(n.b) + ")";
+    default: break;
   }
+  if (op.symbol && op.arity == 1) return fmt::format("{}({})", op.symbol, r(n.a));
+  if (op.symbol && op.arity == 2) return fmt::format("({} {} {})", r(n.a), op.symbol, r(n.b));
+  if (op.symbol && op.arity == 3) return fmt::format("({} ? {} : {})", r(n.a), r(n.b), r(n.c));
+  if (op.arity == 1) return fmt::format("{}({})", op.function, r(n.a));
+  if (op.arity == 2) return fmt::format("{}({}, {})", op.function, r(n.a), r(n.b));
+  return fmt::format("{}({}, {}, {})", op.function, r(n.a), r(n.b), r(n.c));
 }
 
 double interpret(const Graph& g, NodeId root, const Env& env) {
@@ -369,7 +302,9 @@ double interpret(const Graph& g, NodeId root, const Env& env) {
     case 1: return apply(n.op, interpret(g, n.a, env), 0.0, 0.0);
     case 2: return apply(n.op, interpret(g, n.a, env), interpret(g, n.b, env), 0.0);
     default:
-      return interpret(g, n.a, env) != 0 ? interpret(g, n.b, env) : interpret(g, n.c, env);
+      if (n.op == Op::Select)  // only the chosen branch, as a tree walker would
+        return interpret(g, n.a, env) != 0 ? interpret(g, n.b, env) : interpret(g, n.c, env);
+      return apply(n.op, interpret(g, n.a, env), interpret(g, n.b, env), interpret(g, n.c, env));
   }
 }
 

@@ -17,21 +17,17 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/expr/ops.h"
 #include "compiler/plan/plan.h"
 
 namespace posc::formula {
 
-// The operations of plan::FormulaNode, plus free variables (Var) for
-// elementwise maps such as a kernel k(d) swept over an array of distances.
-enum class Op : uint8_t {
-  Const, Score, QChannel, KChannel, Head, Param, Var,
-  Neg, Abs, Exp, Log, Sqrt, Cos, Sin, Tanh, Sigmoid, Relu,
-  Add, Sub, Mul, Div, Pow, Min, Max,
-  Lt, Le, Gt, Ge, Eq, Ne,
-  Select,  // a != 0 ? b : c
-};
-int arity(Op op);
-const char* opName(Op op);
+// The operations: those of the expression language (compiler/expr/ops.def),
+// whose leaves include free variables (Var) for elementwise maps such as a
+// kernel k(d) swept over an array of distances.
+using expr::Op;
+using expr::arity;
+using expr::opName;
 
 using NodeId = int32_t;
 
@@ -104,8 +100,8 @@ struct Env {
 };
 
 // Tree-walking interpreter: evaluates `root` by recursion over the DAG with no
-// caching (the baseline a compiled kernel is measured against). Comparisons
-// give 1.0 / 0.0, as in the tensor lowering.
+// caching (the baseline a compiled kernel is measured against), each
+// operation by its definition (expr::fold).
 double interpret(const Graph& g, NodeId root, const Env& env);
 
 // Evaluates every reachable node once, in topological order (the semantics

@@ -355,7 +355,7 @@ const AttentionKernel& compileAttention(const AttentionSpec& spec) {
 
 void finishBackgroundCompiles() { Engine::get().waitForBackground(); }
 
-bool hasVectorTanh() { return Engine::get().vectorTanh(); }
+bool hasVectorLibm235() { return Engine::get().vectorLibm235(); }
 
 std::string attentionIR(const AttentionSpec& spec) {
   auto kf = formulasFor(spec);

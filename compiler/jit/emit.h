@@ -44,86 +44,90 @@ class ExprEmitter {
       : b_(b), m_(m), t_(t), g_(g), leaf_(std::move(leaf)), math_(std::move(math)) {}
 
   void bind(NodeId id, llvm::Value* v) { values_[id] = v; }
-  // How tanh is computed on vectors (the grid kernels' libmvec call); unset,
-  // vector tanh uses the exp formula.
-  void setVectorTanh(std::function<llvm::Value*(llvm::Value*)> f) { vector_tanh_ = std::move(f); }
+  // How libm functions (tanh, log1p) are computed on vectors: the grid
+  // kernels call libmvec's variant; unset, see libm().
+  using VectorLibm = std::function<llvm::Value*(const char* base, llvm::Value*)>;
+  void setVectorLibm(VectorLibm f) { vector_libm_ = std::move(f); }
 
+  // Every operation lowers as its `ir` column in ops.def says, over the
+  // operands' values A, B, C and the helpers below.
   llvm::Value* emit(NodeId id) {
     if (auto it = values_.find(id); it != values_.end()) return it->second;
     const Node& n = g_.node(id);
     llvm::Value* r = nullptr;
-    auto a = [&] { return emit(n.a); };
-    auto bb = [&] { return emit(n.b); };
-    auto call = [&](llvm::Intrinsic::ID iid, std::vector<llvm::Value*> args) -> llvm::Value* {
-      if (math_ && iid != llvm::Intrinsic::fabs && iid != llvm::Intrinsic::sqrt) return math_(iid, args);
-      auto* f = llvm::Intrinsic::getDeclaration(&m_, iid, {t_});
-      return b_.CreateCall(f, args);
-    };
-    auto c = [&](double v) { return llvm::ConstantFP::get(t_, v); };  // splat for vectors
-    auto indicator = [&](llvm::Value* cond) { return b_.CreateUIToFP(cond, t_); };
-    switch (n.op) {
-      case Op::Const: r = c(n.value); break;
-      case Op::Score: case Op::QChannel: case Op::KChannel: case Op::Head: case Op::Param:
-      case Op::Var:
-        r = leaf_(n);
-        break;
-      case Op::Neg: r = b_.CreateFNeg(a()); break;
-      case Op::Abs: r = call(llvm::Intrinsic::fabs, {a()}); break;
-      case Op::Exp: r = call(llvm::Intrinsic::exp, {a()}); break;
-      case Op::Log: r = call(llvm::Intrinsic::log, {a()}); break;
-      case Op::Sqrt: r = call(llvm::Intrinsic::sqrt, {a()}); break;
-      case Op::Cos: r = call(llvm::Intrinsic::cos, {a()}); break;
-      case Op::Sin: r = call(llvm::Intrinsic::sin, {a()}); break;
-      case Op::Tanh: {
-        auto* x = a();
-        if ((r = tanhCall(x))) break;
-        // Without libmvec's tanh: tanh(x) = 1 - 2 / (exp(2x) + 1), exact
-        // limits at +-inf, but an absolute error of a few ulp of 1 near 0.
-        auto* e = call(llvm::Intrinsic::exp, {b_.CreateFMul(c(2.0), x)});
-        r = b_.CreateFSub(c(1.0), b_.CreateFDiv(c(2.0), b_.CreateFAdd(e, c(1.0))));
-        break;
-      }
-      case Op::Sigmoid: {
-        auto* e = call(llvm::Intrinsic::exp, {b_.CreateFNeg(a())});
-        r = b_.CreateFDiv(c(1.0), b_.CreateFAdd(c(1.0), e));
-        break;
-      }
-      case Op::Relu: {
-        auto* x = a();
-        r = b_.CreateSelect(b_.CreateFCmpOGT(x, c(0.0)), x, c(0.0));
-        break;
-      }
-      case Op::Add: r = b_.CreateFAdd(a(), bb()); break;
-      case Op::Sub: r = b_.CreateFSub(a(), bb()); break;
-      case Op::Mul: r = b_.CreateFMul(a(), bb()); break;
-      case Op::Div: r = b_.CreateFDiv(a(), bb()); break;
-      case Op::Pow: r = call(llvm::Intrinsic::pow, {a(), bb()}); break;
-      case Op::Min: {
-        auto *x = a(), *y = bb();
-        r = b_.CreateSelect(b_.CreateFCmpOLE(x, y), x, y);
-        break;
-      }
-      case Op::Max: {
-        auto *x = a(), *y = bb();
-        r = b_.CreateSelect(b_.CreateFCmpOGE(x, y), x, y);
-        break;
-      }
-      case Op::Lt: r = indicator(b_.CreateFCmpOLT(a(), bb())); break;
-      case Op::Le: r = indicator(b_.CreateFCmpOLE(a(), bb())); break;
-      case Op::Gt: r = indicator(b_.CreateFCmpOGT(a(), bb())); break;
-      case Op::Ge: r = indicator(b_.CreateFCmpOGE(a(), bb())); break;
-      case Op::Eq: r = indicator(b_.CreateFCmpOEQ(a(), bb())); break;
-      case Op::Ne: r = indicator(b_.CreateFCmpUNE(a(), bb())); break;
-      case Op::Select: {
-        auto* cond = b_.CreateFCmpUNE(a(), c(0.0));
-        auto* x = bb();
-        auto* y = emit(n.c);
-        r = b_.CreateSelect(cond, x, y);
-        break;
+    if (formula::arity(n.op) == 0) {
+      r = n.op == Op::Const ? k(n.value) : leaf_(n);
+    } else {
+      llvm::Value* A = emit(n.a);
+      llvm::Value* B = n.b >= 0 ? emit(n.b) : nullptr;
+      llvm::Value* C = n.c >= 0 ? emit(n.c) : nullptr;
+      (void)B, (void)C;
+      llvm::IRBuilder<>& ir = b_;
+      switch (n.op) {
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, grad, tensor, lowering) \
+  case Op::Name:                                                                           \
+    r = lowering;                                                                          \
+    break;
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, grad, tensor, lowering) \
+  case Op::Name:                                                                                         \
+    r = lowering;                                                                                        \
+    break;
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, grad, tensor, lowering) \
+  case Op::Name:                                                                             \
+    r = lowering;                                                                            \
+    break;
+#include "compiler/expr/ops.def"
+        default: break;
       }
     }
     values_[id] = r;
     return r;
+  }
+
+  // The helpers the `ir` column of ops.def is written in.
+  llvm::Constant* k(double v) { return llvm::ConstantFP::get(t_, v); }  // a splat for vectors
+  llvm::Value* ind(llvm::Value* cond) { return b_.CreateUIToFP(cond, t_); }
+  llvm::Value* truth(llvm::Value* x) { return b_.CreateFCmpUNE(x, k(0.0)); }
+  // NaN-propagating min and max (expr::minimum, expr::maximum).
+  llvm::Value* minimum(llvm::Value* x, llvm::Value* y) {
+    return b_.CreateSelect(b_.CreateOr(b_.CreateFCmpOLE(x, y), b_.CreateFCmpUNO(x, x)), x, y);
+  }
+  llvm::Value* maximum(llvm::Value* x, llvm::Value* y) {
+    return b_.CreateSelect(b_.CreateOr(b_.CreateFCmpOGE(x, y), b_.CreateFCmpUNO(x, x)), x, y);
+  }
+  // An LLVM intrinsic; exp/log/sin/cos/pow go through `math` when given.
+  llvm::Value* fn(llvm::Intrinsic::ID iid, llvm::Value* x, llvm::Value* y = nullptr) {
+    std::vector<llvm::Value*> args = {x};
+    if (y) args.push_back(y);
+    const bool transcendental = iid == llvm::Intrinsic::exp || iid == llvm::Intrinsic::log ||
+                                iid == llvm::Intrinsic::sin || iid == llvm::Intrinsic::cos ||
+                                iid == llvm::Intrinsic::pow;
+    if (math_ && transcendental) return math_(iid, args);
+    return b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, iid, {t_}), args);
+  }
+  // tanh: libm's where this glibc vectorises it, else 1 - 2 / (exp(2x) + 1)
+  // (exact limits at +-inf, but an absolute error of a few ulp of 1 near 0).
+  llvm::Value* tanh(llvm::Value* x) {
+    if (Engine::get().vectorLibm235())
+      if (llvm::Value* r = libm("tanh", x, /*fallback=*/false)) return r;
+    auto* e = fn(llvm::Intrinsic::exp, b_.CreateFMul(k(2.0), x));
+    return b_.CreateFSub(k(1.0), b_.CreateFDiv(k(2.0), b_.CreateFAdd(e, k(1.0))));
+  }
+  // A libm function of one argument ("log1p", "tanh"). On scalars, the C
+  // library's, declared free of side effects so that the loop vectoriser
+  // maps it onto libmvec (the engine registers glibc 2.35's functions where
+  // this glibc has them). On vectors, the hook set by setVectorLibm (the grid
+  // kernels' direct libmvec call), else one scalar call per lane; with
+  // `fallback` false, null where there is no hook.
+  llvm::Value* libm(const char* base, llvm::Value* x, bool fallback = true) {
+    if (!t_->isVectorTy()) return scalarLibm(base, t_, x);
+    if (vector_libm_) return vector_libm_(base, x);
+    if (!fallback) return nullptr;
+    auto* vt = llvm::cast<llvm::FixedVectorType>(t_);
+    llvm::Value* out = llvm::UndefValue::get(vt);
+    for (unsigned l = 0; l < vt->getNumElements(); ++l)
+      out = b_.CreateInsertElement(out, scalarLibm(base, vt->getElementType(), b_.CreateExtractElement(x, l)), l);
+    return out;
   }
 
  private:
@@ -133,17 +137,12 @@ class ExprEmitter {
   const Graph& g_;
   std::function<llvm::Value*(const Node&)> leaf_;
   Math math_;
-  std::function<llvm::Value*(llvm::Value*)> vector_tanh_;
+  VectorLibm vector_libm_;
   std::unordered_map<NodeId, llvm::Value*> values_;
 
-  // libm's tanh (double) or tanhf (float), declared free of side effects so
-  // the loop vectoriser maps it onto libmvec's vector tanh (registered by
-  // the engine when this glibc has it, 2.35 and later); null without it.
-  llvm::Value* tanhCall(llvm::Value* x) {
-    if (!Engine::get().vectorTanh()) return nullptr;
-    if (t_->isVectorTy()) return vector_tanh_ ? vector_tanh_(x) : nullptr;
-    const char* name = t_->isFloatTy() ? "tanhf" : "tanh";
-    auto callee = m_.getOrInsertFunction(name, llvm::FunctionType::get(t_, {t_}, false));
+  llvm::Value* scalarLibm(const char* base, llvm::Type* t, llvm::Value* x) {
+    const std::string name = std::string(base) + (t->isFloatTy() ? "f" : "");
+    auto callee = m_.getOrInsertFunction(name, llvm::FunctionType::get(t, {t}, false));
     if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
       f->setDoesNotAccessMemory();
       f->setDoesNotThrow();

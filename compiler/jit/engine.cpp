@@ -153,7 +153,8 @@ Engine::Engine() : impl_(std::make_shared<Impl>()) {
     if (mvec) {
       main.addGenerator(std::move(*mvec));
       libmvec_ = true;
-      vector_tanh_ = llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("_ZGVbN2v_tanh") != nullptr;
+      vector_libm_235_ = llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("_ZGVbN2v_tanh") != nullptr &&
+                         llvm::sys::DynamicLibrary::SearchForAddressOfSymbol("_ZGVbN2v_log1p") != nullptr;
     } else {
       llvm::consumeError(mvec.takeError());
     }
@@ -232,19 +233,25 @@ void Engine::optimise(llvm::Module& m) {
       };
       tlii.addVectorizableFunctions(kAvx512);
     }
-    if (vector_tanh_) {
-      static const llvm::VecDesc kTanh[] = {
+    if (vector_libm_235_) {
+      static const llvm::VecDesc k235[] = {
           {"tanh", "_ZGVbN2v_tanh", llvm::ElementCount::getFixed(2)},
           {"tanh", "_ZGVdN4v_tanh", llvm::ElementCount::getFixed(4)},
           {"tanhf", "_ZGVbN4v_tanhf", llvm::ElementCount::getFixed(4)},
           {"tanhf", "_ZGVdN8v_tanhf", llvm::ElementCount::getFixed(8)},
+          {"log1p", "_ZGVbN2v_log1p", llvm::ElementCount::getFixed(2)},
+          {"log1p", "_ZGVdN4v_log1p", llvm::ElementCount::getFixed(4)},
+          {"log1pf", "_ZGVbN4v_log1pf", llvm::ElementCount::getFixed(4)},
+          {"log1pf", "_ZGVdN8v_log1pf", llvm::ElementCount::getFixed(8)},
       };
-      static const llvm::VecDesc kTanhAvx512[] = {
+      static const llvm::VecDesc k235Avx512[] = {
           {"tanh", "_ZGVeN8v_tanh", llvm::ElementCount::getFixed(8)},
           {"tanhf", "_ZGVeN16v_tanhf", llvm::ElementCount::getFixed(16)},
+          {"log1p", "_ZGVeN8v_log1p", llvm::ElementCount::getFixed(8)},
+          {"log1pf", "_ZGVeN16v_log1pf", llvm::ElementCount::getFixed(16)},
       };
-      tlii.addVectorizableFunctions(kTanh);
-      if (wide) tlii.addVectorizableFunctions(kTanhAvx512);
+      tlii.addVectorizableFunctions(k235);
+      if (wide) tlii.addVectorizableFunctions(k235Avx512);
     }
   }
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });

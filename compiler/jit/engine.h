@@ -48,9 +48,10 @@ class Engine {
   // The module's IR as text.
   static std::string print(const llvm::Module& m);
   bool vectorMathAvailable() const { return libmvec_; }
-  // libmvec has tanh (glibc 2.35 and later); the kernels then call libm's
-  // tanh, vectorised onto it, instead of an exp formula.
-  bool vectorTanh() const { return vector_tanh_; }
+  // libmvec has glibc 2.35's functions (tanh, log1p): the kernels then call
+  // libm's, vectorised onto them (tanh otherwise becomes an exp formula,
+  // log1p a scalar call).
+  bool vectorLibm235() const { return vector_libm_235_; }
   // Doubles per vector register the kernels use: 8 on AVX-512 hosts (where
   // 512-bit vectors are preferred), 4 with AVX2, else 2.
   int vectorDoubles() const;
@@ -60,7 +61,7 @@ class Engine {
   struct Impl;
   std::shared_ptr<Impl> impl_;
   bool libmvec_ = false;
-  bool vector_tanh_ = false;
+  bool vector_libm_235_ = false;
 };
 
 }  // namespace posc::jit

@@ -181,7 +181,8 @@ class GridGenerator {
         ExprEmitter ee(
             b_, m_, vt_, g_, [&](const Node&) -> llvm::Value* { return d; },
             [&](llvm::Intrinsic::ID iid, const std::vector<llvm::Value*>& args) { return vectorMath(iid, args); });
-        if (libmvec_) ee.setVectorTanh([&](llvm::Value* x) { return libmvecCall("tanh", {x}); });
+        if (libmvec_ && Engine::get().vectorLibm235())
+          ee.setVectorLibm([&](const char* base, llvm::Value* x) { return libmvecCall(base, {x}); });
         std::vector<llvm::Value*> cur_c, cur_s;
         for (size_t r = 0; r < rotations.size(); ++r) {
           cur_c.push_back(b_.CreateLoad(vt_, st[r].c));

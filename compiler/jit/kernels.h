@@ -169,9 +169,10 @@ std::string gridIR(const formula::Graph& g, formula::NodeId root);
 // of the cache.
 size_t compiledKernelCount();
 
-// Whether tanh in kernels goes to libmvec's vector tanh (glibc 2.35 and
-// later: within 4 ulp of libm); otherwise it is 1 - 2 / (exp(2x) + 1).
-bool hasVectorTanh();
+// Whether tanh and log1p in kernels go to libmvec's vector versions (glibc
+// 2.35 and later: within 4 ulp of libm); otherwise tanh is
+// 1 - 2 / (exp(2x) + 1) and log1p a scalar libm call.
+bool hasVectorLibm235();
 
 // Blocks until the background recompilations requested so far are done (so
 // benchmarks time optimised code from their first iteration).

@@ -29,7 +29,7 @@ void* AttentionKernel::forward() const { unavailable(); }
 void* AttentionKernel::optimisedForward() const { return nullptr; }
 double AttentionKernel::optimisedCompileMs() const { return 0.0; }
 void finishBackgroundCompiles() {}
-bool hasVectorTanh() { return false; }
+bool hasVectorLibm235() { return false; }
 double AttentionKernel::backwardCompileMs() const { return 0.0; }
 size_t compiledKernelCount() { return 0; }
 

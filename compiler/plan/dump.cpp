@@ -45,57 +45,14 @@ std::string distribution(const Distribution& d) {
   return "?";
 }
 
-const char* opName(FormulaNode::Op op) {
-  using Op = FormulaNode::Op;
-  switch (op) {
-    case Op::Neg: return "-";
-    case Op::Abs: return "abs";
-    case Op::Exp: return "exp";
-    case Op::Log: return "log";
-    case Op::Sqrt: return "sqrt";
-    case Op::Cos: return "cos";
-    case Op::Sin: return "sin";
-    case Op::Tanh: return "tanh";
-    case Op::Sigmoid: return "sigmoid";
-    case Op::Relu: return "relu";
-    case Op::Add: return "+";
-    case Op::Sub: return "-";
-    case Op::Mul: return "*";
-    case Op::Div: return "/";
-    case Op::Pow: return "^";
-    case Op::Min: return "min";
-    case Op::Max: return "max";
-    case Op::Lt: return "<";
-    case Op::Le: return "<=";
-    case Op::Gt: return ">";
-    case Op::Ge: return ">=";
-    case Op::Eq: return "==";
-    case Op::Ne: return "!=";
-    default: return "?";
-  }
-}
-
-// Precedence for minimal parentheses when rendering nodes.
-int precedence(FormulaNode::Op op) {
-  using Op = FormulaNode::Op;
-  switch (op) {
-    case Op::Select: return 1;
-    case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne: return 2;
-    case Op::Add: case Op::Sub: return 3;
-    case Op::Mul: case Op::Div: return 4;
-    case Op::Neg: return 5;
-    case Op::Pow: return 6;
-    default: return 7;
-  }
-}
-
 std::string render(const Formula& f, const AttentionPlan& attention, int i, int parent) {
   using Op = FormulaNode::Op;
   const FormulaNode& n = f.nodes[static_cast<size_t>(i)];
   std::string s;
-  int p = precedence(n.op);
+  const expr::OpInfo& op = expr::info(n.op);
+  int p = op.precedence;
   switch (n.op) {
-    case Op::Const: s = num(n.value); if (n.value < 0) p = 5; break;
+    case Op::Const: s = num(n.value); if (n.value < 0) p = 7; break;
     case Op::Score: s = "s"; break;
     case Op::QChannel: s = std::string("q.") + channelName(n.channel); break;
     case Op::KChannel: s = std::string("k.") + channelName(n.channel); break;
@@ -105,23 +62,23 @@ std::string render(const Formula& f, const AttentionPlan& attention, int i, int 
       s = prm.name + (prm.per_head ? "[h]" : "");
       break;
     }
-    case Op::Neg: s = "-" + render(f, attention, n.a, p); break;
-    case Op::Abs: case Op::Exp: case Op::Log: case Op::Sqrt: case Op::Cos: case Op::Sin:
-    case Op::Tanh: case Op::Sigmoid: case Op::Relu:
-      s = fmt::format("{}({})", opName(n.op), render(f, attention, n.a, 0));
-      break;
-    case Op::Min: case Op::Max:
-      s = fmt::format("{}({}, {})", opName(n.op), render(f, attention, n.a, 0), render(f, attention, n.b, 0));
-      break;
-    case Op::Select:
-      s = fmt::format("where({}, {}, {})", render(f, attention, n.a, 0), render(f, attention, n.b, 0),
-                      render(f, attention, n.c, 0));
-      p = 7;
-      break;
     default: {
-      bool right_assoc = n.op == Op::Pow;
-      s = fmt::format("{} {} {}", render(f, attention, n.a, right_assoc ? p + 1 : p), opName(n.op),
-                      render(f, attention, n.b, right_assoc ? p : p + 1));
+      // Operators by their symbol (prefix, infix, c ? a : b), the rest as calls.
+      auto arg = [&](int x, int prec) { return render(f, attention, x, prec); };
+      if (op.symbol && op.arity == 1) {
+        s = op.symbol + arg(n.a, p);
+      } else if (op.symbol && op.arity == 2) {
+        bool right_assoc = n.op == Op::Pow;
+        s = fmt::format("{} {} {}", arg(n.a, right_assoc ? p + 1 : p), op.symbol, arg(n.b, right_assoc ? p : p + 1));
+      } else if (n.op == Op::Select) {  // rendered as where(c, a, b), like a call
+        s = fmt::format("where({}, {}, {})", arg(n.a, 0), arg(n.b, 0), arg(n.c, 0));
+        p = 9;
+      } else {
+        s = std::string(op.function) + "(" + arg(n.a, 0);
+        if (op.arity >= 2) s += ", " + arg(n.b, 0);
+        if (op.arity >= 3) s += ", " + arg(n.c, 0);
+        s += ")";
+      }
     }
   }
   return p < parent ? "(" + s + ")" : s;

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/expr/ops.h"
+
 namespace posc::plan {
 
 // ---------------------------------------------------------------------------
@@ -142,19 +144,13 @@ struct Param {
 // result. The score tensor has shape (batch, heads, queries, keys); q.channel
 // varies along queries, k.channel along keys, `head` along heads.
 struct FormulaNode {
-  enum class Op : uint8_t {
-    Const,     // value
-    Score,     // the score before this term
-    QChannel,  // channel of the query token
-    KChannel,  // channel of the key token
-    Head,      // head index 0..H-1
-    Param,     // param (index into AttentionPlan::params); per-head params
-               // are indexed by head implicitly (`rate[h]`)
-    Neg, Abs, Exp, Log, Sqrt, Cos, Sin, Tanh, Sigmoid, Relu,  // unary: a
-    Add, Sub, Mul, Div, Pow, Min, Max,                     // binary: a, b
-    Lt, Le, Gt, Ge, Eq, Ne,                                // 1.0 or 0.0
-    Select,                                                // a ? b : c
-  } op = Op::Const;
+  // The operations of the expression language (compiler/expr/ops.def):
+  // leaves (Const: value; Score: the score before this term; QChannel,
+  // KChannel: a channel of the query or key token; Head: the head index
+  // 0..H-1; Param: index into AttentionPlan::params, per-head params indexed
+  // by head implicitly, `rate[h]`) and operations on nodes a, b, c.
+  using Op = expr::Op;
+  Op op = Op::Const;
   double value = 0.0;
   Channel channel = Channel::Position;
   int param = -1;

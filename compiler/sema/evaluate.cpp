@@ -7,6 +7,8 @@
 #include <functional>
 #include <set>
 
+#include "compiler/expr/ops.h"
+
 namespace posc::sema {
 
 const Value* Env::find(const std::string& name) const {
@@ -183,19 +185,26 @@ struct Evaluator {
       for (double x : xs) r = f == "min" ? std::min(r, x) : std::max(r, x);
       return Value::makeNumber(r, e.range);
     }
-    static const std::map<std::string, double (*)(double)> unary = {
-        {"abs", [](double x) { return std::fabs(x); }}, {"exp", [](double x) { return std::exp(x); }},
-        {"log", [](double x) { return std::log(x); }},  {"sqrt", [](double x) { return std::sqrt(x); }},
-    };
-    if (auto it = unary.find(f); it != unary.end()) {
-      if (!arity(1, 1)) return std::nullopt;
-      auto a = arg(0, "the argument");
-      if (!a) return std::nullopt;
-      return finite(it->second(*a), *a, *a, e.range);
+    // The expression language's numeric functions (compiler/expr/ops.def),
+    // on numbers; `where` needs a boolean condition: use c ? a : b.
+    if (expr::Op op; expr::findFunction(f.c_str(), op) && op != expr::Op::Select) {
+      const size_t n = static_cast<size_t>(expr::arity(op));
+      if (!arity(n, n)) return std::nullopt;
+      double x[3] = {0, 0, 0};
+      for (size_t i = 0; i < n; ++i) {
+        auto v = arg(i, "the argument");
+        if (!v) return std::nullopt;
+        x[i] = *v;
+      }
+      return finiteFrom(expr::fold(op, x[0], x[1], x[2]),
+                        std::isfinite(x[0]) && std::isfinite(x[1]) && std::isfinite(x[2]), e.range);
     }
     Diagnostic& d = diags.error(e.name.range, fmt::format("unknown function '{}'", f));
-    suggest(d, f, {"linspace", "geomspace", "alibi_slopes", "uniform", "log_uniform", "fixed",
-                   "range", "min", "max", "abs", "exp", "log", "sqrt"});
+    std::vector<std::string> names = {"linspace", "geomspace", "alibi_slopes", "uniform", "log_uniform",
+                                      "fixed", "range"};
+    for (const std::string& n : expr::functionNames())
+      if (n != "where") names.push_back(n);
+    suggest(d, f, names);
     return std::nullopt;
   }
 
@@ -286,7 +295,10 @@ struct Evaluator {
   // A number computed from finite operands must be finite: NaN or an
   // infinity in a setting (log(-1), 10^400) is an error at the operation.
   std::optional<Value> finite(double v, double x, double y, SourceRange r) {
-    if (std::isfinite(v) || !std::isfinite(x) || !std::isfinite(y)) return Value::makeNumber(v, r);
+    return finiteFrom(v, std::isfinite(x) && std::isfinite(y), r);
+  }
+  std::optional<Value> finiteFrom(double v, bool operands_finite, SourceRange r) {
+    if (std::isfinite(v) || !operands_finite) return Value::makeNumber(v, r);
     Diagnostic& d = diags.error(r, fmt::format("this expression is {}",
                                                std::isnan(v) ? "NaN" : v > 0 ? "infinite" : "-infinite"));
     d.hint = "check the operands' signs and magnitudes";
@@ -306,13 +318,10 @@ struct Evaluator {
     if ((op == "==" || op == "!=") && a->kind == Kind::Symbol && b->kind == Kind::Symbol)
       return Value::makeBool((a->text == b->text) == (op == "=="), e.range);
     // Numbers, and lists of numbers elementwise with a number (`0.5 * slopes`).
+    // + - * / % ^ as the expression language defines them (ops.def).
     std::function<std::optional<double>(double, double)> fn;
-    if (op == "+") fn = [](double x, double y) { return x + y; };
-    else if (op == "-") fn = [](double x, double y) { return x - y; };
-    else if (op == "*") fn = [](double x, double y) { return x * y; };
-    else if (op == "/") fn = [](double x, double y) { return x / y; };
-    else if (op == "%") fn = [](double x, double y) { return std::fmod(x, y); };
-    else if (op == "^") fn = [](double x, double y) { return std::pow(x, y); };
+    if (expr::Op o; expr::findSymbol(op.c_str(), 2, o) && !expr::givesTruth(o))
+      fn = [o](double x, double y) { return expr::fold(o, x, y); };
     if (!fn) {
       if (a->kind != Kind::Number || b->kind != Kind::Number)
         return fail(e.range, fmt::format("'{}' compares numbers, not {} and {}", op, a->describe(), b->describe()));

@@ -9,8 +9,10 @@
 // heads (count), head_dim and head_pairs (head_dim / 2).
 // Built-in functions: linspace(a, b[, n]) (n defaults to heads),
 // geomspace(a, b[, n]), alibi_slopes([n]) (ALiBi's default geometric slopes),
-// uniform(a, b[, eval]), log_uniform(a, b[, eval]), fixed(a), min, max,
-// abs, exp, log, sqrt, range(a, b) (the half-open range a..b).
+// uniform(a, b[, eval]), log_uniform(a, b[, eval]), fixed(a), min and max
+// (of numbers and lists), range(a, b) (the half-open range a..b), and the
+// expression language's numeric functions and operators (abs, exp, floor,
+// clamp, ..., + - * / % ^: compiler/expr/ops.def), on numbers.
 #pragma once
 
 #include <map>

@@ -45,36 +45,6 @@ struct Compiler {
   bool isConst(int i) const { return out.nodes[static_cast<size_t>(i)].op == Op::Const; }
   double constValue(int i) const { return out.nodes[static_cast<size_t>(i)].value; }
 
-  static double fold(Op op, double a, double b, double c) {
-    switch (op) {
-      case Op::Neg: return -a;
-      case Op::Abs: return std::fabs(a);
-      case Op::Exp: return std::exp(a);
-      case Op::Log: return std::log(a);
-      case Op::Sqrt: return std::sqrt(a);
-      case Op::Cos: return std::cos(a);
-      case Op::Sin: return std::sin(a);
-      case Op::Tanh: return std::tanh(a);
-      case Op::Sigmoid: return 1.0 / (1.0 + std::exp(-a));
-      case Op::Relu: return a > 0 ? a : 0;
-      case Op::Add: return a + b;
-      case Op::Sub: return a - b;
-      case Op::Mul: return a * b;
-      case Op::Div: return a / b;
-      case Op::Pow: return std::pow(a, b);
-      case Op::Min: return std::min(a, b);
-      case Op::Max: return std::max(a, b);
-      case Op::Lt: return a < b;
-      case Op::Le: return a <= b;
-      case Op::Gt: return a > b;
-      case Op::Ge: return a >= b;
-      case Op::Eq: return a == b;
-      case Op::Ne: return a != b;
-      case Op::Select: return a != 0 ? b : c;
-      default: return 0;
-    }
-  }
-
   // Appends the operation at `at`, folding it when every operand is
   // constant. A fold that turns finite constants into NaN or an infinity
   // (log(-1), 1/0, exp(1000)) is an error at the operation: every score
@@ -82,7 +52,7 @@ struct Compiler {
   int op(SourceRange at, Op o, int a, int b = -1, int c = -1) {
     if (isConst(a) && (b < 0 || isConst(b)) && (c < 0 || isConst(c))) {
       double x = constValue(a), y = b < 0 ? 0 : constValue(b), z = c < 0 ? 0 : constValue(c);
-      double v = fold(o, x, y, z);
+      double v = expr::fold(o, x, y, z);
       if (!std::isfinite(v) && std::isfinite(x) && std::isfinite(y) && std::isfinite(z)) {
         Diagnostic& d = diags.error(at, fmt::format("this constant expression is {}",
                                                     std::isnan(v) ? "NaN" : v > 0 ? "infinite" : "-infinite"));
@@ -201,23 +171,23 @@ struct Compiler {
         auto a = compile(*e.lhs);
         if (!a) return std::nullopt;
         if (e.op == "+") return a;
-        if (e.op == "-") return op(e.range, Op::Neg, *a);
-        return op(e.range, Op::Eq, *a, constant(0));
+        Op o;
+        if (!expr::findSymbol(e.op.c_str(), 1, o)) {
+          diags.error(e.range, fmt::format("'{}' is not available in score formulas", e.op));
+          return std::nullopt;
+        }
+        return op(e.range, o, *a);
       }
       case K::Binary: {
         auto a = compile(*e.lhs);
         auto b = compile(*e.rhs);
         if (!a || !b) return std::nullopt;
-        static const std::map<std::string, Op> ops = {
-            {"+", Op::Add}, {"-", Op::Sub}, {"*", Op::Mul}, {"/", Op::Div}, {"^", Op::Pow},
-            {"<", Op::Lt},  {"<=", Op::Le}, {">", Op::Gt},  {">=", Op::Ge}, {"==", Op::Eq},
-            {"!=", Op::Ne}, {"&&", Op::Mul}, {"||", Op::Max}};
-        auto it = ops.find(e.op);
-        if (it == ops.end()) {
+        Op o;
+        if (!expr::findSymbol(e.op.c_str(), 2, o)) {
           diags.error(e.range, fmt::format("'{}' is not available in score formulas", e.op));
           return std::nullopt;
         }
-        return op(e.range, it->second, *a, *b);
+        return op(e.range, o, *a, *b);
       }
       case K::Conditional: {
         auto c = compile(*e.elements[0]);
@@ -235,20 +205,14 @@ struct Compiler {
   }
 
   std::optional<int> call(const ast::Expr& e) {
-    static const std::map<std::string, Op> unary = {
-        {"exp", Op::Exp}, {"log", Op::Log}, {"sqrt", Op::Sqrt}, {"abs", Op::Abs}, {"cos", Op::Cos},
-        {"sin", Op::Sin}, {"tanh", Op::Tanh}, {"sigmoid", Op::Sigmoid}, {"relu", Op::Relu}};
-    static const std::map<std::string, Op> binary = {{"min", Op::Min}, {"max", Op::Max}, {"pow", Op::Pow}};
     const std::string& f = e.name.text;
-    size_t arity = unary.count(f) ? 1 : binary.count(f) ? 2 : f == "where" ? 3 : 0;
-    if (arity == 0) {
+    Op o;
+    if (!expr::findFunction(f.c_str(), o)) {
       Diagnostic& d = diags.error(e.name.range, fmt::format("unknown function '{}' in score formula", f));
-      std::vector<std::string> names = {"where"};
-      for (auto& [n, _] : unary) names.push_back(n);
-      for (auto& [n, _] : binary) names.push_back(n);
-      suggest(d, f, names);
+      suggest(d, f, expr::functionNames());
       return std::nullopt;
     }
+    const size_t arity = static_cast<size_t>(expr::arity(o));
     if (e.args.size() != arity) {
       diags.error(e.range, fmt::format("'{}' takes {} argument{}, {} given", f, arity, arity == 1 ? "" : "s", e.args.size()));
       return std::nullopt;
@@ -263,9 +227,7 @@ struct Compiler {
       if (!x) return std::nullopt;
       args.push_back(*x);
     }
-    if (arity == 1) return op(e.range, unary.at(f), args[0]);
-    if (arity == 2) return op(e.range, binary.at(f), args[0], args[1]);
-    return op(e.range, Op::Select, args[0], args[1], args[2]);
+    return op(e.range, o, args[0], arity >= 2 ? args[1] : -1, arity >= 3 ? args[2] : -1);
   }
 };
 

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <vector>
 
+#include "compiler/expr/ops.h"
 #include "runtime/analysis/kernel.h"
 
 #if defined(__x86_64__) && defined(__GLIBC__)
@@ -24,6 +25,8 @@ __attribute__((simd("notinbranch"))) double log(double) noexcept;
 namespace posc::analysis {
 
 using Op = KernelNode::Op;
+using expr::maximum;  // the names the fold columns of ops.def use
+using expr::minimum;
 
 namespace {
 
@@ -37,6 +40,13 @@ template <class F>
 inline void map2(const double* __restrict a, const double* __restrict b, double* __restrict r, size_t n, F f) {
 #pragma omp simd
   for (size_t i = 0; i < n; ++i) r[i] = f(a[i], b[i]);
+}
+
+template <class F>
+inline void map3(const double* __restrict a, const double* __restrict b, const double* __restrict c,
+                 double* __restrict r, size_t n, F f) {
+#pragma omp simd
+  for (size_t i = 0; i < n; ++i) r[i] = f(a[i], b[i], c[i]);
 }
 
 constexpr size_t kLanes = 8;
@@ -89,41 +99,25 @@ void runBlock(const KernelNode* nodes, const BlockInterpreter::Affine* trig, con
     }
     const double* a = node.a >= 0 ? row(node.a) : nullptr;
     const double* b = node.b >= 0 ? row(node.b) : nullptr;
+    const double* c = node.c >= 0 ? row(node.c) : nullptr;
+    // Every operation is a loop of its `fold` column in ops.def.
     switch (node.op) {
       case Op::Const: break;
-      case Op::Distance: std::copy(x, x + m, r); break;
-      case Op::Neg: map1(a, r, m, [](double v) { return -v; }); break;
-      case Op::Not: map1(a, r, m, [](double v) { return v == 0 ? 1.0 : 0.0; }); break;
-      case Op::Abs: map1(a, r, m, [](double v) { return std::fabs(v); }); break;
-      case Op::Exp: map1(a, r, m, [](double v) { return ::exp(v); }); break;
-      case Op::Log: map1(a, r, m, [](double v) { return ::log(v); }); break;
-      case Op::Sqrt: map1(a, r, m, [](double v) { return std::sqrt(v); }); break;
-      case Op::Cos: map1(a, r, m, [](double v) { return ::cos(v); }); break;
-      case Op::Sin: map1(a, r, m, [](double v) { return ::sin(v); }); break;
-      case Op::Tanh: map1(a, r, m, [](double v) { return std::tanh(v); }); break;
-      case Op::Sigmoid: map1(a, r, m, [](double v) { return 1.0 / (1.0 + ::exp(-v)); }); break;
-      case Op::Relu: map1(a, r, m, [](double v) { return v > 0 ? v : 0.0; }); break;
-      case Op::Add: map2(a, b, r, m, [](double u, double v) { return u + v; }); break;
-      case Op::Sub: map2(a, b, r, m, [](double u, double v) { return u - v; }); break;
-      case Op::Mul: map2(a, b, r, m, [](double u, double v) { return u * v; }); break;
-      case Op::Div: map2(a, b, r, m, [](double u, double v) { return u / v; }); break;
-      case Op::Pow: for (size_t j = 0; j < m; ++j) r[j] = std::pow(a[j], b[j]); break;
-      case Op::Min: map2(a, b, r, m, [](double u, double v) { return u < v ? u : v; }); break;
-      case Op::Max: map2(a, b, r, m, [](double u, double v) { return u > v ? u : v; }); break;
-      case Op::Lt: map2(a, b, r, m, [](double u, double v) { return u < v ? 1.0 : 0.0; }); break;
-      case Op::Le: map2(a, b, r, m, [](double u, double v) { return u <= v ? 1.0 : 0.0; }); break;
-      case Op::Gt: map2(a, b, r, m, [](double u, double v) { return u > v ? 1.0 : 0.0; }); break;
-      case Op::Ge: map2(a, b, r, m, [](double u, double v) { return u >= v ? 1.0 : 0.0; }); break;
-      case Op::Eq: map2(a, b, r, m, [](double u, double v) { return u == v ? 1.0 : 0.0; }); break;
-      case Op::Ne: map2(a, b, r, m, [](double u, double v) { return u != v ? 1.0 : 0.0; }); break;
-      case Op::And: map2(a, b, r, m, [](double u, double v) { return (u != 0 && v != 0) ? 1.0 : 0.0; }); break;
-      case Op::Or: map2(a, b, r, m, [](double u, double v) { return (u != 0 || v != 0) ? 1.0 : 0.0; }); break;
-      case Op::Select: {
-        const double* c = row(node.c);
-#pragma omp simd
-        for (size_t j = 0; j < m; ++j) r[j] = a[j] != 0 ? b[j] : c[j];
-        break;
-      }
+      case Op::Var: std::copy(x, x + m, r); break;
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, ...) \
+  case Op::Name:                                                        \
+    map1(a, r, m, [](double a) { return fold; });                       \
+    break;
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, ...) \
+  case Op::Name:                                                                      \
+    map2(a, b, r, m, [](double a, double b) { return fold; });                        \
+    break;
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, ...) \
+  case Op::Name:                                                          \
+    map3(a, b, c, r, m, [](double a, double b, double c) { return fold; }); \
+    break;
+#include "compiler/expr/ops.def"
+      default: break;
     }
   }
 }

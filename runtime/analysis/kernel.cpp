@@ -23,12 +23,12 @@ int KernelProgram::constant(double v) {
 
 int KernelProgram::distance() {
   KernelNode n;
-  n.op = Op::Distance;
+  n.op = Op::Var;
   return push(n);
 }
 
 int KernelProgram::unary(Op op, int a) {
-  if (isConstant(a)) return constant(applyOp(op, nodes[static_cast<size_t>(a)].value, 0, 0));
+  if (isConstant(a)) return constant(expr::fold(op, nodes[static_cast<size_t>(a)].value, 0, 0));
   KernelNode n;
   n.op = op;
   n.a = a;
@@ -37,7 +37,7 @@ int KernelProgram::unary(Op op, int a) {
 
 int KernelProgram::binary(Op op, int a, int b) {
   if (isConstant(a) && isConstant(b))
-    return constant(applyOp(op, nodes[static_cast<size_t>(a)].value, nodes[static_cast<size_t>(b)].value, 0));
+    return constant(expr::fold(op, nodes[static_cast<size_t>(a)].value, nodes[static_cast<size_t>(b)].value, 0));
   KernelNode n;
   n.op = op;
   n.a = a;
@@ -47,11 +47,19 @@ int KernelProgram::binary(Op op, int a, int b) {
 
 int KernelProgram::select(int cond, int then, int otherwise) {
   if (isConstant(cond)) return nodes[static_cast<size_t>(cond)].value != 0 ? then : otherwise;
+  return ternary(Op::Select, cond, then, otherwise);
+}
+
+int KernelProgram::ternary(Op op, int a, int b, int c) {
+  if (op == Op::Select && isConstant(a)) return select(a, b, c);
+  if (isConstant(a) && isConstant(b) && isConstant(c))
+    return constant(expr::fold(op, nodes[static_cast<size_t>(a)].value, nodes[static_cast<size_t>(b)].value,
+                               nodes[static_cast<size_t>(c)].value));
   KernelNode n;
-  n.op = Op::Select;
-  n.a = cond;
-  n.b = then;
-  n.c = otherwise;
+  n.op = op;
+  n.a = a;
+  n.b = b;
+  n.c = c;
   return push(n);
 }
 
@@ -62,11 +70,11 @@ int KernelProgram::inlineProgram(const KernelProgram& other, int argument) {
   for (size_t i = 0; i < other.nodes.size(); ++i) {
     const KernelNode& n = other.nodes[i];
     auto m = [&](int x) { return x < 0 ? -1 : map[static_cast<size_t>(x)]; };
-    switch (arity(n.op)) {
-      case 0: map[i] = n.op == Op::Distance ? argument : constant(n.value); break;
+    switch (expr::arity(n.op)) {
+      case 0: map[i] = n.op == Op::Var ? argument : constant(n.value); break;
       case 1: map[i] = unary(n.op, m(n.a)); break;
       case 2: map[i] = binary(n.op, m(n.a), m(n.b)); break;
-      default: map[i] = select(m(n.a), m(n.b), m(n.c)); break;
+      default: map[i] = ternary(n.op, m(n.a), m(n.b), m(n.c)); break;
     }
   }
   return map.back();
@@ -93,64 +101,15 @@ KernelProgram KernelProgram::prune(int result) const {
   return out;
 }
 
-int arity(Op op) {
-  switch (op) {
-    case Op::Const: case Op::Distance: return 0;
-    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Log: case Op::Sqrt:
-    case Op::Cos: case Op::Sin: case Op::Tanh: case Op::Sigmoid: case Op::Relu: return 1;
-    case Op::Select: return 3;
-    default: return 2;
-  }
-}
-
-const char* opName(Op op) {
-  static const char* names[] = {"const", "d", "neg", "not", "abs", "exp", "log", "sqrt", "cos", "sin",
-                                "tanh", "sigmoid", "relu", "add", "sub", "mul", "div", "pow", "min",
-                                "max", "lt", "le", "gt", "ge", "eq", "ne", "and", "or", "select"};
-  return names[static_cast<int>(op)];
-}
-
-double applyOp(Op op, double a, double b, double c) {
-  switch (op) {
-    case Op::Const: case Op::Distance: return a;
-    case Op::Neg: return -a;
-    case Op::Not: return a == 0 ? 1.0 : 0.0;
-    case Op::Abs: return std::fabs(a);
-    case Op::Exp: return std::exp(a);
-    case Op::Log: return std::log(a);
-    case Op::Sqrt: return std::sqrt(a);
-    case Op::Cos: return std::cos(a);
-    case Op::Sin: return std::sin(a);
-    case Op::Tanh: return std::tanh(a);
-    case Op::Sigmoid: return 1.0 / (1.0 + std::exp(-a));
-    case Op::Relu: return a > 0 ? a : 0.0;
-    case Op::Add: return a + b;
-    case Op::Sub: return a - b;
-    case Op::Mul: return a * b;
-    case Op::Div: return a / b;
-    case Op::Pow: return std::pow(a, b);
-    case Op::Min: return std::min(a, b);
-    case Op::Max: return std::max(a, b);
-    case Op::Lt: return a < b;
-    case Op::Le: return a <= b;
-    case Op::Gt: return a > b;
-    case Op::Ge: return a >= b;
-    case Op::Eq: return a == b;
-    case Op::Ne: return a != b;
-    case Op::And: return (a != 0 && b != 0) ? 1.0 : 0.0;
-    case Op::Or: return (a != 0 || b != 0) ? 1.0 : 0.0;
-    case Op::Select: return a != 0 ? b : c;
-  }
-  return 0;
-}
-
 double TreeInterpreter::node(int i, double d) const {
   const KernelNode& n = program_.nodes[static_cast<size_t>(i)];
-  switch (arity(n.op)) {
-    case 0: return n.op == Op::Distance ? d : n.value;
-    case 1: return applyOp(n.op, node(n.a, d), 0, 0);
-    case 2: return applyOp(n.op, node(n.a, d), node(n.b, d), 0);
-    default: return node(n.a, d) != 0 ? node(n.b, d) : node(n.c, d);
+  switch (expr::arity(n.op)) {
+    case 0: return n.op == Op::Var ? d : n.value;
+    case 1: return expr::fold(n.op, node(n.a, d));
+    case 2: return expr::fold(n.op, node(n.a, d), node(n.b, d));
+    default:
+      if (n.op == Op::Select) return node(n.a, d) != 0 ? node(n.b, d) : node(n.c, d);
+      return expr::fold(n.op, node(n.a, d), node(n.b, d), node(n.c, d));
   }
 }
 
@@ -177,7 +136,7 @@ BlockInterpreter::BlockInterpreter(KernelProgram program) : program_(std::move(p
     Affine& r = affine[i];
     switch (k.op) {
       case Op::Const: r = {true, 0, k.value}; break;
-      case Op::Distance: r = {true, 1, 0}; break;
+      case Op::Var: r = {true, 1, 0}; break;
       case Op::Neg:
         if (in(k.a).affine) r = {true, -in(k.a).slope, -in(k.a).offset};
         break;

@@ -20,15 +20,15 @@
 #include <string>
 #include <vector>
 
+#include "compiler/expr/ops.h"
+
 namespace posc::analysis {
 
+// One node: an operation of the expression language (compiler/expr/ops.def)
+// on earlier nodes, a constant, or the distance d (the leaf Var).
 struct KernelNode {
-  enum class Op {
-    Const, Distance,
-    Neg, Not, Abs, Exp, Log, Sqrt, Cos, Sin, Tanh, Sigmoid, Relu,
-    Add, Sub, Mul, Div, Pow, Min, Max, Lt, Le, Gt, Ge, Eq, Ne, And, Or,
-    Select,  // a ? b : c
-  } op = Op::Const;
+  using Op = expr::Op;
+  Op op = Op::Const;
   int a = -1, b = -1, c = -1;  // operand nodes (earlier in the list)
   double value = 0;            // Const
 };
@@ -43,6 +43,7 @@ struct KernelProgram {
   int unary(KernelNode::Op op, int a);
   int binary(KernelNode::Op op, int a, int b);
   int select(int cond, int then, int otherwise);
+  int ternary(KernelNode::Op op, int a, int b, int c);
   bool isConstant(int node) const;  // does not depend on d
   // Appends `other` with its Distance nodes replaced by node `argument` of
   // this program; returns the index of other's result (kernel inlining).
@@ -51,10 +52,6 @@ struct KernelProgram {
   KernelProgram prune(int result) const;
 };
 
-// One scalar operation, shared by constant folding and the interpreters.
-double applyOp(KernelNode::Op op, double a, double b, double c);
-int arity(KernelNode::Op op);
-const char* opName(KernelNode::Op op);
 
 // The seam between analyses and evaluation backends.
 class KernelEvaluator {

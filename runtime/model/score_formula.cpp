@@ -12,13 +12,7 @@
 
 namespace posc::model {
 
-namespace {
-
 using Op = plan::FormulaNode::Op;
-
-torch::Tensor indicator(const torch::Tensor& b, torch::ScalarType dtype) { return b.to(dtype); }
-
-}  // namespace
 
 torch::Tensor evalFormula(const plan::Formula& formula, const torch::Tensor& scores,
                           const torch::Tensor& q_channels, const torch::Tensor& k_channels,
@@ -26,52 +20,52 @@ torch::Tensor evalFormula(const plan::Formula& formula, const torch::Tensor& sco
   if (formula.nodes.empty()) return scores;
   const auto dtype = scores.scalar_type();
   const auto opts = scores.options();
-  const int64_t B = scores.size(0), H = scores.size(1), Lq = scores.size(2), Lk = scores.size(3);
+  const int64_t batch = scores.size(0), heads = scores.size(1), lq = scores.size(2), lk = scores.size(3);
   std::vector<torch::Tensor> v;
   v.reserve(formula.nodes.size());
   for (const auto& n : formula.nodes) {
-    auto a = [&]() -> const torch::Tensor& { return v.at(n.a); };
-    auto b = [&]() -> const torch::Tensor& { return v.at(n.b); };
     torch::Tensor r;
     switch (n.op) {
       case Op::Const: r = torch::scalar_tensor(n.value, opts); break;
       case Op::Score: r = scores; break;
       case Op::QChannel:
-        r = q_channels.select(0, static_cast<int64_t>(n.channel)).to(dtype).reshape({B, 1, Lq, 1});
+        r = q_channels.select(0, static_cast<int64_t>(n.channel)).to(dtype).reshape({batch, 1, lq, 1});
         break;
       case Op::KChannel:
-        r = k_channels.select(0, static_cast<int64_t>(n.channel)).to(dtype).reshape({B, 1, 1, Lk});
+        r = k_channels.select(0, static_cast<int64_t>(n.channel)).to(dtype).reshape({batch, 1, 1, lk});
         break;
-      case Op::Head: r = torch::arange(H, opts).reshape({1, H, 1, 1}); break;
+      case Op::Head: r = torch::arange(heads, opts).reshape({1, heads, 1, 1}); break;
       case Op::Param: {
         const auto& p = params.at(n.param);
-        r = p.dim() == 0 ? p : p.reshape({1, H, 1, 1});
+        r = p.dim() == 0 ? p : p.reshape({1, heads, 1, 1});
         break;
       }
-      case Op::Neg: r = -a(); break;
-      case Op::Abs: r = a().abs(); break;
-      case Op::Exp: r = a().exp(); break;
-      case Op::Log: r = a().log(); break;
-      case Op::Sqrt: r = a().sqrt(); break;
-      case Op::Cos: r = a().cos(); break;
-      case Op::Sin: r = a().sin(); break;
-      case Op::Tanh: r = a().tanh(); break;
-      case Op::Sigmoid: r = a().sigmoid(); break;
-      case Op::Relu: r = a().relu(); break;
-      case Op::Add: r = a() + b(); break;
-      case Op::Sub: r = a() - b(); break;
-      case Op::Mul: r = a() * b(); break;
-      case Op::Div: r = a() / b(); break;
-      case Op::Pow: r = torch::pow(a(), b()); break;
-      case Op::Min: r = torch::minimum(a(), b()); break;
-      case Op::Max: r = torch::maximum(a(), b()); break;
-      case Op::Lt: r = indicator(a() < b(), dtype); break;
-      case Op::Le: r = indicator(a() <= b(), dtype); break;
-      case Op::Gt: r = indicator(a() > b(), dtype); break;
-      case Op::Ge: r = indicator(a() >= b(), dtype); break;
-      case Op::Eq: r = indicator(a() == b(), dtype); break;
-      case Op::Ne: r = indicator(a() != b(), dtype); break;
-      case Op::Select: r = torch::where(a() != 0, b(), v.at(n.c)); break;
+      default: {
+        // Every operation as its `tensor` column in ops.def says.
+        const torch::Tensor& A = v.at(static_cast<size_t>(n.a));
+        const torch::Tensor& B = n.b >= 0 ? v.at(static_cast<size_t>(n.b)) : A;
+        const torch::Tensor& C = n.c >= 0 ? v.at(static_cast<size_t>(n.c)) : A;
+        (void)B, (void)C;
+        auto ind = [&](const torch::Tensor& t) { return t.to(dtype); };
+        auto truth = [](const torch::Tensor& t) { return t != 0; };
+        (void)ind, (void)truth;
+        switch (n.op) {
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, grad, tensor, ...) \
+  case Op::Name:                                                                      \
+    r = tensor;                                                                       \
+    break;
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, grad, tensor, ...) \
+  case Op::Name:                                                                                    \
+    r = tensor;                                                                                     \
+    break;
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, grad, tensor, ...) \
+  case Op::Name:                                                                        \
+    r = tensor;                                                                         \
+    break;
+#include "compiler/expr/ops.def"
+          default: break;
+        }
+      }
     }
     if (!r.defined())
       throw std::logic_error("score formula node with unknown op " +

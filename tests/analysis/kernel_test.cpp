@@ -70,12 +70,14 @@ KernelProgram everyOp() {
   int d = p.distance();
   int x = p.binary(Op::Mul, d, p.constant(0.01));
   int acc = x;
-  for (Op op : {Op::Neg, Op::Not, Op::Abs, Op::Exp, Op::Sqrt, Op::Cos, Op::Sin, Op::Tanh, Op::Sigmoid, Op::Relu})
-    acc = p.binary(Op::Add, acc, p.unary(op, op == Op::Sqrt ? p.unary(Op::Abs, x) : x));
+  for (Op op : {Op::Neg, Op::Not, Op::Abs, Op::Exp, Op::Sqrt, Op::Cos, Op::Sin, Op::Tanh, Op::Sigmoid, Op::Relu,
+                Op::Log1p, Op::Floor, Op::Ceil, Op::Round, Op::Sign})
+    acc = p.binary(Op::Add, acc, p.unary(op, op == Op::Sqrt || op == Op::Log1p ? p.unary(Op::Abs, x) : x));
   acc = p.binary(Op::Add, acc, p.unary(Op::Log, p.binary(Op::Add, p.unary(Op::Abs, x), p.constant(1))));
   for (Op op : {Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Min, Op::Max, Op::Lt, Op::Le, Op::Gt, Op::Ge, Op::Eq, Op::Ne,
-                Op::And, Op::Or})
+                Op::And, Op::Or, Op::Mod})
     acc = p.binary(Op::Add, acc, p.binary(op, x, p.constant(0.5)));
+  acc = p.binary(Op::Add, acc, p.ternary(Op::Clamp, x, p.constant(-1), p.constant(1)));
   acc = p.binary(Op::Add, acc, p.binary(Op::Pow, p.unary(Op::Abs, x), p.constant(1.5)));
   p.select(p.binary(Op::Gt, d, p.constant(0)), acc, p.unary(Op::Neg, acc));
   return p;

@@ -15,18 +15,6 @@ using Op = analysis::KernelNode::Op;
 
 namespace {
 
-const std::map<std::string, Op>& unaryFunctions() {
-  static const std::map<std::string, Op> f = {{"exp", Op::Exp},   {"log", Op::Log},         {"sqrt", Op::Sqrt},
-                                              {"abs", Op::Abs},   {"cos", Op::Cos},         {"sin", Op::Sin},
-                                              {"tanh", Op::Tanh}, {"sigmoid", Op::Sigmoid}, {"relu", Op::Relu}};
-  return f;
-}
-
-const std::map<std::string, Op>& binaryFunctions() {
-  static const std::map<std::string, Op> f = {{"min", Op::Min}, {"max", Op::Max}, {"pow", Op::Pow}};
-  return f;
-}
-
 // Controls with constant arguments: name -> (arity, function).
 struct Control {
   size_t arity;
@@ -42,14 +30,6 @@ const std::map<std::string, Control>& controls() {
       {"probability", {2, [](const double* a) { return analysis::targetProbability(a[0], a[1]); }, "probability(margin, N)"}},
   };
   return c;
-}
-
-const std::map<std::string, Op>& binaryOps() {
-  static const std::map<std::string, Op> ops = {
-      {"+", Op::Add}, {"-", Op::Sub}, {"*", Op::Mul}, {"/", Op::Div}, {"^", Op::Pow},  {"<", Op::Lt},
-      {"<=", Op::Le}, {">", Op::Gt},  {">=", Op::Ge}, {"==", Op::Eq}, {"!=", Op::Ne}, {"&&", Op::And},
-      {"||", Op::Or}};
-  return ops;
 }
 
 struct Lowering {
@@ -73,17 +53,20 @@ struct Lowering {
         auto a = lower(*e.lhs);
         if (!a) return std::nullopt;
         if (e.op == "+") return a;
-        return out.unary(e.op == "-" ? Op::Neg : Op::Not, *a);
+        Op op;
+        if (!expr::findSymbol(e.op.c_str(), 1, op))
+          return fail(e.range, fmt::format("operator '{}' is not available in kernels", e.op));
+        return out.unary(op, *a);
       }
       case K::Binary: {
-        auto it = binaryOps().find(e.op);
-        if (it == binaryOps().end())
+        Op op;
+        if (!expr::findSymbol(e.op.c_str(), 2, op))
           return fail(e.range, fmt::format("operator '{}' is not available in kernels", e.op),
-                      "kernels use + - * / ^, comparisons, && || ! and c ? a : b");
+                      "kernels use + - * / % ^, comparisons, && || ! and c ? a : b");
         auto a = lower(*e.lhs);
         auto b = lower(*e.rhs);
         if (!a || !b) return std::nullopt;
-        return out.binary(it->second, *a, *b);
+        return out.binary(op, *a, *b);
       }
       case K::Conditional: {
         auto c = lower(*e.elements[0]);
@@ -146,17 +129,12 @@ struct Lowering {
       if (!arity(1) || !lowerArgs()) return std::nullopt;
       return out.inlineProgram(it->second.program, args[0]);
     }
-    if (auto it = unaryFunctions().find(f); it != unaryFunctions().end()) {
-      if (!arity(1) || !lowerArgs()) return std::nullopt;
-      return out.unary(it->second, args[0]);
-    }
-    if (auto it = binaryFunctions().find(f); it != binaryFunctions().end()) {
-      if (!arity(2) || !lowerArgs()) return std::nullopt;
-      return out.binary(it->second, args[0], args[1]);
-    }
-    if (f == "where") {
-      if (!arity(3) || !lowerArgs()) return std::nullopt;
-      return out.select(args[0], args[1], args[2]);
+    if (Op op; expr::findFunction(f.c_str(), op)) {
+      const int n = expr::arity(op);
+      if (!arity(static_cast<size_t>(n)) || !lowerArgs()) return std::nullopt;
+      if (n == 1) return out.unary(op, args[0]);
+      if (n == 2) return out.binary(op, args[0], args[1]);
+      return out.ternary(op, args[0], args[1], args[2]);
     }
     if (f == "similarity") {  // cos(omega d / s)
       if (!arity(3) || !lowerArgs()) return std::nullopt;
@@ -177,10 +155,8 @@ struct Lowering {
       }
     }
     std::vector<std::string> candidates = knownNames(defs, parameter);
-    for (const auto& [n, _] : unaryFunctions()) candidates.push_back(n);
-    for (const auto& [n, _] : binaryFunctions()) candidates.push_back(n);
+    for (const std::string& n : expr::functionNames()) candidates.push_back(n);
     for (const auto& [n, _] : controls()) candidates.push_back(n);
-    candidates.push_back("where");
     candidates.push_back("similarity");
     Diagnostic& d = diags.error(e.name.range, fmt::format("unknown function '{}'", f));
     suggest(d, f, candidates);

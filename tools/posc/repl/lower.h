@@ -7,8 +7,8 @@
 // not a number of d as a located diagnostic.
 //
 // Names: the kernel's parameter (the distance), constants and kernels
-// defined earlier, pi and e. Functions: exp log sqrt abs cos sin tanh
-// sigmoid relu min max pow where(c, a, b), and the analytic controls
+// defined earlier, pi and e. Operators and functions: those of the
+// expression language (compiler/expr/ops.def), and the analytic controls
 // similarity(omega, d, s) = cos(omega d / s), separation(omega, s),
 // recent_mass(m, h, L), margin(p, N) and probability(margin, N) (the last
 // four with constant arguments).

@@ -19,38 +19,7 @@ namespace posc::repl {
 
 namespace {
 
-using K = analysis::KernelNode::Op;
 using F = plan::FormulaNode::Op;
-
-K kernelOp(F op) {
-  switch (op) {
-    case F::Neg: return K::Neg;
-    case F::Abs: return K::Abs;
-    case F::Exp: return K::Exp;
-    case F::Log: return K::Log;
-    case F::Sqrt: return K::Sqrt;
-    case F::Cos: return K::Cos;
-    case F::Sin: return K::Sin;
-    case F::Tanh: return K::Tanh;
-    case F::Sigmoid: return K::Sigmoid;
-    case F::Relu: return K::Relu;
-    case F::Add: return K::Add;
-    case F::Sub: return K::Sub;
-    case F::Mul: return K::Mul;
-    case F::Div: return K::Div;
-    case F::Pow: return K::Pow;
-    case F::Min: return K::Min;
-    case F::Max: return K::Max;
-    case F::Lt: return K::Lt;
-    case F::Le: return K::Le;
-    case F::Gt: return K::Gt;
-    case F::Ge: return K::Ge;
-    case F::Eq: return K::Eq;
-    case F::Ne: return K::Ne;
-    case F::Select: return K::Select;
-    default: return K::Const;  // leaves are handled by the caller
-  }
-}
 
 double paramValue(const plan::Param& p, int head) {
   if (p.init.empty()) return 0.0;
@@ -107,9 +76,12 @@ ScoreKernel scoreKernel(const plan::AttentionPlan& attention, int head, double s
           params.insert(n.param);
           id[i] = p.constant(paramValue(attention.params.at(static_cast<size_t>(n.param)), head));
           break;
-        case F::Select: id[i] = p.select(A(), B(), id.at(static_cast<size_t>(n.c))); break;
         default:
-          id[i] = analysis::arity(kernelOp(n.op)) == 1 ? p.unary(kernelOp(n.op), A()) : p.binary(kernelOp(n.op), A(), B());
+          switch (expr::arity(n.op)) {
+            case 1: id[i] = p.unary(n.op, A()); break;
+            case 2: id[i] = p.binary(n.op, A(), B()); break;
+            default: id[i] = p.ternary(n.op, A(), B(), id.at(static_cast<size_t>(n.c))); break;
+          }
       }
     }
     score = id.back();

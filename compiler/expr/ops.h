@@ -1,0 +1,120 @@
+// The operation table of posc's expression language, as C++: the Op enum,
+// each operation's static facts (arity, spelling, precedence), its scalar
+// value (fold) and lookups by operator symbol and function name. Everything
+// here is generated from ops.def, which defines each operation once; the
+// evaluators (constant folding, the interpreters, the JIT, the tensor path)
+// expand the same rows, so they cannot disagree on what an operation is.
+//
+// Header only, with no dependencies: the plan, the front end, the REPL, the
+// JIT and the runtime all include it.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace posc::expr {
+
+enum class Op : uint8_t {
+#define POSC_OP_LEAF(Name, name) Name,
+#define POSC_OP_UNARY(Name, ...) Name,
+#define POSC_OP_BINARY(Name, ...) Name,
+#define POSC_OP_TERNARY(Name, ...) Name,
+#include "compiler/expr/ops.def"
+};
+
+struct OpInfo {
+  const char* name;      // lower-case name ("add")
+  const char* symbol;    // operator spelling ("+"), or nullptr
+  const char* function;  // function name ("exp"), or nullptr
+  int arity;             // 0 for leaves
+  int precedence;        // binding strength when rendered (9: a call or a leaf)
+  bool commutative;
+};
+
+inline constexpr OpInfo kOps[] = {
+#define POSC_OP_LEAF(Name, name) {name, nullptr, nullptr, 0, 9, false},
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, ...) {name, symbol, function, 1, precedence, false},
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, ...) \
+  {name, symbol, function, 2, precedence, commutative},
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, ...) {name, symbol, function, 3, precedence, false},
+#include "compiler/expr/ops.def"
+};
+inline constexpr int kOpCount = static_cast<int>(sizeof(kOps) / sizeof(kOps[0]));
+
+constexpr const OpInfo& info(Op op) { return kOps[static_cast<int>(op)]; }
+constexpr int arity(Op op) { return info(op).arity; }
+constexpr const char* opName(Op op) { return info(op).name; }
+constexpr bool isLeaf(Op op) { return arity(op) == 0; }
+
+// The type rule: every operation takes numbers; these give a truth value (1
+// or 0; settings, which keep booleans a type of their own, give a boolean),
+// the others a number.
+constexpr bool givesTruth(Op op) {
+  switch (op) {
+    case Op::Not: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne:
+    case Op::And: case Op::Or:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// NaN-propagating minimum and maximum (torch.minimum, torch.maximum): NaN if
+// either operand is NaN, else the smaller (larger) one, the first on ties.
+inline double minimum(double a, double b) { return a <= b || a != a ? a : b; }
+inline double maximum(double a, double b) { return a >= b || a != a ? a : b; }
+
+// The value of a non-leaf operation on constant operands (unused operands
+// are ignored): the `fold` column of ops.def.
+inline double fold(Op op, double a, double b = 0.0, double c = 0.0) {
+  (void)b;
+  (void)c;
+  switch (op) {
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, ...) \
+  case Op::Name:                                                        \
+    return fold;
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, ...) \
+  case Op::Name:                                                                      \
+    return fold;
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, ...) \
+  case Op::Name:                                                          \
+    return fold;
+#include "compiler/expr/ops.def"
+    default:
+      return a;  // a leaf's value is its own
+  }
+}
+
+// The operation written as `name(...)` with `args` arguments, else false.
+inline bool findFunction(const char* function, Op& out) {
+  for (int i = 0; i < kOpCount; ++i)
+    if (kOps[i].function && std::strcmp(kOps[i].function, function) == 0) {
+      out = static_cast<Op>(i);
+      return true;
+    }
+  return false;
+}
+
+// The operation written as the operator `symbol` with `arity` operands
+// ("-" is Neg with one and Sub with two), else false.
+inline bool findSymbol(const char* symbol, int arity, Op& out) {
+  for (int i = 0; i < kOpCount; ++i)
+    if (kOps[i].symbol && kOps[i].arity == arity && std::strcmp(kOps[i].symbol, symbol) == 0) {
+      out = static_cast<Op>(i);
+      return true;
+    }
+  return false;
+}
+
+// Every function name, in table order (for "did you mean" suggestions).
+inline std::vector<std::string> functionNames() {
+  std::vector<std::string> out;
+  for (const OpInfo& op : kOps)
+    if (op.function) out.emplace_back(op.function);
+  return out;
+}
+
+}  // namespace posc::expr
