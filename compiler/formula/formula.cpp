@@ -110,8 +110,11 @@ NodeId Graph::make(const Node& in) {
   if (all_const)
     return constant(apply(n.op, node(n.a).value, k >= 2 ? node(n.b).value : 0.0,
                           k >= 3 ? node(n.c).value : 0.0));
-  // Algebraic identities. x * 0 -> 0 assumes x finite, as symbolic
-  // differentiation does everywhere.
+  // Algebraic identities. Those that hold only for finite x (x * 0 -> 0,
+  // 0 / x -> 0, x - x -> 0) are applied while building derivatives, which
+  // assume it everywhere (a zero gradient times log(a) must stay zero); a
+  // formula or kernel itself keeps IEEE semantics (inf * 0 is NaN).
+  const bool finite = assuming_finite_ > 0;
   switch (n.op) {
     case Op::Neg:
       if (node(n.a).op == Op::Neg) return node(n.a).a;
@@ -124,17 +127,17 @@ NodeId Graph::make(const Node& in) {
     case Op::Sub:
       if (isConst(n.b, 0)) return n.a;
       if (isConst(n.a, 0)) return unary(Op::Neg, n.b);
-      if (n.a == n.b) return constant(0.0);
+      if (finite && n.a == n.b) return constant(0.0);
       break;
     case Op::Mul:
-      if (isConst(n.a, 0) || isConst(n.b, 0)) return constant(0.0);
+      if (finite && (isConst(n.a, 0) || isConst(n.b, 0))) return constant(0.0);
       if (isConst(n.a, 1)) return n.b;
       if (isConst(n.b, 1)) return n.a;
       if (isConst(n.a, -1)) return unary(Op::Neg, n.b);
       if (isConst(n.b, -1)) return unary(Op::Neg, n.a);
       break;
     case Op::Div:
-      if (isConst(n.a, 0)) return constant(0.0);
+      if (finite && isConst(n.a, 0)) return constant(0.0);
       if (isConst(n.b, 1)) return n.a;
       break;
     case Op::Pow:
@@ -153,37 +156,48 @@ NodeId Graph::make(const Node& in) {
 }
 
 NodeId Graph::import(const plan::Formula& f, NodeId score) {
-  using P = Op;
+  if (f.nodes.empty()) return score;
+  return import(f, [&](const plan::FormulaNode& pn) {
+    switch (pn.op) {
+      case Op::Score: return score;
+      case Op::QChannel: case Op::KChannel: return leaf(pn.op, static_cast<int>(pn.channel));
+      case Op::Param: return leaf(Op::Param, pn.param);
+      default: return leaf(pn.op);
+    }
+  });
+}
+
+NodeId Graph::import(const plan::Formula& f, const std::function<NodeId(const plan::FormulaNode&)>& leaf_of) {
   std::vector<NodeId> ids;
   ids.reserve(f.nodes.size());
   for (const auto& pn : f.nodes) {
     auto at = [&](int i) { return ids.at(static_cast<size_t>(i)); };
-    NodeId id = -1;
-    switch (pn.op) {
-      case P::Const: id = constant(pn.value); break;
-      case P::Score: id = score; break;
-      case P::QChannel: id = leaf(Op::QChannel, static_cast<int>(pn.channel)); break;
-      case P::KChannel: id = leaf(Op::KChannel, static_cast<int>(pn.channel)); break;
-      case P::Head: id = leaf(Op::Head); break;
-      case P::Param: id = leaf(Op::Param, pn.param); break;
-      default: {
-        Node n;
-        n.op = pn.op;
-        n.a = at(pn.a);
-        if (arity(n.op) >= 2) n.b = at(pn.b);
-        if (arity(n.op) >= 3) n.c = at(pn.c);
-        id = make(n);
-      }
+    if (pn.op == Op::Const) {
+      ids.push_back(constant(pn.value));
+    } else if (arity(pn.op) == 0) {
+      ids.push_back(leaf_of(pn));
+    } else {
+      Node n;
+      n.op = pn.op;
+      n.a = at(pn.a);
+      if (arity(n.op) >= 2) n.b = at(pn.b);
+      if (arity(n.op) >= 3) n.c = at(pn.c);
+      ids.push_back(make(n));
     }
-    ids.push_back(id);
   }
-  return ids.empty() ? score : ids.back();
+  if (ids.empty()) throw std::invalid_argument("formula: importing an empty formula");
+  return ids.back();
 }
 
 NodeId Graph::derivative(NodeId root, Wrt wrt) {
   const std::string memo_key =
       fmt::format("{}:{}:{}", root, static_cast<int>(wrt.kind), wrt.index);
   if (auto it = derivative_memo_.find(memo_key); it != derivative_memo_.end()) return it->second;
+  struct AssumeFinite {
+    int& depth;
+    explicit AssumeFinite(int& d) : depth(d) { ++depth; }
+    ~AssumeFinite() { --depth; }
+  } assume_finite(assuming_finite_);
   const Node n = node(root);  // copy: make() may grow nodes_
   NodeId zero = constant(0.0), one = constant(1.0);
   // The builders the `grad` column of ops.def is written in.

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -53,7 +54,8 @@ struct Wrt {
 class Graph {
  public:
   // Makes (or finds) a node; folds constants and algebraic identities
-  // (x + 0, x * 1, x * 0, --x, ...) first, so the id may name a simpler node.
+  // (x + 0, x * 1, --x, ...; in derivatives also x * 0) first, so the id may
+  // name a simpler node.
   NodeId make(const Node& n);
   NodeId constant(double v);
   NodeId leaf(Op op, int index = 0);
@@ -64,6 +66,10 @@ class Graph {
   // Imports a plan formula. `score` is the node standing for `s` (normally
   // leaf(Op::Score)); returns the node of the formula's result.
   NodeId import(const plan::Formula& f, NodeId score);
+  // The same with every leaf but constants (Score, channels, Head, Param)
+  // made by `leaf`: a kernel of distance reads a channel as d, a parameter
+  // as its value.
+  NodeId import(const plan::Formula& f, const std::function<NodeId(const plan::FormulaNode&)>& leaf);
   NodeId import(const plan::Formula& f) { return import(f, leaf(Op::Score)); }
 
   // d root / d wrt, as a node of this graph. Memoised per (wrt) across calls.
@@ -87,6 +93,7 @@ class Graph {
   std::vector<Node> nodes_;
   std::unordered_map<std::string, NodeId> index_;
   std::unordered_map<std::string, NodeId> derivative_memo_;
+  int assuming_finite_ = 0;  // > 0 while derivative() builds (see make())
 };
 
 // Leaf values for the interpreter.

@@ -125,15 +125,15 @@ void runBlock(const KernelNode* nodes, const BlockInterpreter::Affine* trig, con
 }  // namespace
 
 void BlockInterpreter::evaluate(const double* d, double* out, size_t n) const {
-  const size_t count = program_.nodes.size();
+  const size_t count = steps_.size();
   // Constants are broadcast once per call; the scratch rows live for the call.
   std::vector<double> scratch(count * kBlock);
   for (size_t i = 0; i < count; ++i)
-    if (program_.nodes[i].op == Op::Const)
-      std::fill(scratch.data() + i * kBlock, scratch.data() + (i + 1) * kBlock, program_.nodes[i].value);
+    if (steps_[i].op == Op::Const)
+      std::fill(scratch.data() + i * kBlock, scratch.data() + (i + 1) * kBlock, steps_[i].value);
   for (size_t start = 0; start < n; start += kBlock) {
     const size_t m = std::min(kBlock, n - start);
-    runBlock(program_.nodes.data(), trig_args_.data(), unused_when_rotating_.data(), count, scratch.data(), kBlock, d + start, m,
+    runBlock(steps_.data(), trig_args_.data(), unused_when_rotating_.data(), count, scratch.data(), kBlock, d + start, m,
              evenlySpaced(d + start, m));
     const double* result = scratch.data() + (count - 1) * kBlock;
     std::copy(result, result + m, out + start);
@@ -143,12 +143,12 @@ void BlockInterpreter::evaluate(const double* d, double* out, size_t n) const {
 KernelProgram cosineSum(const std::vector<double>& amplitude, const std::vector<double>& omega,
                         const std::vector<double>& phase) {
   KernelProgram p;
-  int d = p.distance();
-  int sum = -1;
+  NodeId d = p.distance();
+  NodeId sum = -1;
   for (size_t m = 0; m < amplitude.size(); ++m) {
-    int angle = p.binary(Op::Mul, p.constant(omega[m]), d);
+    NodeId angle = p.binary(Op::Mul, p.constant(omega[m]), d);
     if (phase[m] != 0) angle = p.binary(Op::Add, angle, p.constant(phase[m]));
-    int term = p.binary(Op::Mul, p.constant(amplitude[m]), p.unary(Op::Cos, angle));
+    NodeId term = p.binary(Op::Mul, p.constant(amplitude[m]), p.unary(Op::Cos, angle));
     sum = sum < 0 ? term : p.binary(Op::Add, sum, term);
   }
   if (sum < 0) sum = p.constant(0);

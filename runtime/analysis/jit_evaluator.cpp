@@ -1,7 +1,6 @@
 // The LLVM-compiled kernel evaluator, and the choice of the fastest one.
 //
-// A KernelProgram becomes a formula::Graph with the distance as variable 0
-// (the graph folds constants and shares common subexpressions again), and
+// A KernelProgram is a formula::Graph with the distance as variable 0, and
 // jit::compileMap turns it into one vectorised loop (libmvec cos/sin/exp/log
 // through LLVM's vector-library mapping). Sweeps over evenly spaced distances
 // go to jit::compileGrid instead, which computes cosines and sines of affine
@@ -9,7 +8,6 @@
 // kernels are cached by the graph's canonical text, so re-evaluating a kernel
 // costs a lookup.
 #include <atomic>
-#include <utility>
 #include <stdexcept>
 
 #include "compiler/formula/formula.h"
@@ -20,25 +18,10 @@ namespace posc::analysis {
 
 namespace {
 
-formula::NodeId toGraph(const KernelProgram& program, formula::Graph& g) {
-  std::vector<formula::NodeId> id(program.nodes.size(), -1);
-  for (size_t i = 0; i < program.nodes.size(); ++i) {
-    const KernelNode& k = program.nodes[i];
-    formula::Node n;
-    n.op = k.op;  // the same operations (compiler/expr/ops.def)
-    n.value = k.value;
-    for (auto [from, to] : {std::pair{k.a, &n.a}, {k.b, &n.b}, {k.c, &n.c}})
-      *to = from >= 0 ? id.at(static_cast<size_t>(from)) : -1;
-    id[i] = g.make(n);  // Var 0 is the distance
-  }
-  if (id.empty()) throw std::invalid_argument("empty kernel program");
-  return id.back();
-}
-
 class JitEvaluator final : public KernelEvaluator {
  public:
-  explicit JitEvaluator(const KernelProgram& program) {
-    root_ = toGraph(program, graph_);
+  explicit JitEvaluator(const KernelProgram& program) : graph_(program.graph), root_(program.root) {
+    if (root_ < 0) throw std::invalid_argument("empty kernel program");
     map_ = jit::compileMap(graph_, root_, 1).fn;
   }
   void evaluate(const double* d, double* out, size_t n) const override {

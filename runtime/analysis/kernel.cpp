@@ -1,108 +1,55 @@
-// Kernel programs and the two interpreters (see kernel.h).
+// Kernel programs (graph builders) and the two interpreters (see kernel.h).
 #include "runtime/analysis/kernel.h"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace posc::analysis {
 
 using Op = KernelNode::Op;
 
-int KernelProgram::push(KernelNode n) {
-  nodes.push_back(n);
-  return static_cast<int>(nodes.size() - 1);
-}
+NodeId KernelProgram::constant(double v) { return root = graph.constant(v); }
 
-int KernelProgram::constant(double v) {
-  KernelNode n;
-  n.op = Op::Const;
-  n.value = v;
-  return push(n);
-}
+NodeId KernelProgram::distance() { return root = graph.leaf(Op::Var, 0); }
 
-int KernelProgram::distance() {
-  KernelNode n;
-  n.op = Op::Var;
-  return push(n);
-}
+NodeId KernelProgram::unary(Op op, NodeId a) { return root = graph.unary(op, a); }
 
-int KernelProgram::unary(Op op, int a) {
-  if (isConstant(a)) return constant(expr::fold(op, nodes[static_cast<size_t>(a)].value, 0, 0));
-  KernelNode n;
-  n.op = op;
-  n.a = a;
-  return push(n);
-}
+NodeId KernelProgram::binary(Op op, NodeId a, NodeId b) { return root = graph.binary(op, a, b); }
 
-int KernelProgram::binary(Op op, int a, int b) {
-  if (isConstant(a) && isConstant(b))
-    return constant(expr::fold(op, nodes[static_cast<size_t>(a)].value, nodes[static_cast<size_t>(b)].value, 0));
-  KernelNode n;
-  n.op = op;
-  n.a = a;
-  n.b = b;
-  return push(n);
-}
-
-int KernelProgram::select(int cond, int then, int otherwise) {
-  if (isConstant(cond)) return nodes[static_cast<size_t>(cond)].value != 0 ? then : otherwise;
-  return ternary(Op::Select, cond, then, otherwise);
-}
-
-int KernelProgram::ternary(Op op, int a, int b, int c) {
-  if (op == Op::Select && isConstant(a)) return select(a, b, c);
-  if (isConstant(a) && isConstant(b) && isConstant(c))
-    return constant(expr::fold(op, nodes[static_cast<size_t>(a)].value, nodes[static_cast<size_t>(b)].value,
-                               nodes[static_cast<size_t>(c)].value));
-  KernelNode n;
+NodeId KernelProgram::ternary(Op op, NodeId a, NodeId b, NodeId c) {
+  formula::Node n;
   n.op = op;
   n.a = a;
   n.b = b;
   n.c = c;
-  return push(n);
+  return root = graph.make(n);
 }
 
-bool KernelProgram::isConstant(int node) const { return nodes.at(static_cast<size_t>(node)).op == Op::Const; }
-
-int KernelProgram::inlineProgram(const KernelProgram& other, int argument) {
-  std::vector<int> map(other.nodes.size(), -1);
-  for (size_t i = 0; i < other.nodes.size(); ++i) {
-    const KernelNode& n = other.nodes[i];
-    auto m = [&](int x) { return x < 0 ? -1 : map[static_cast<size_t>(x)]; };
-    switch (expr::arity(n.op)) {
-      case 0: map[i] = n.op == Op::Var ? argument : constant(n.value); break;
-      case 1: map[i] = unary(n.op, m(n.a)); break;
-      case 2: map[i] = binary(n.op, m(n.a), m(n.b)); break;
-      default: map[i] = ternary(n.op, m(n.a), m(n.b), m(n.c)); break;
+NodeId KernelProgram::inlineProgram(const KernelProgram& other, NodeId argument) {
+  std::unordered_map<NodeId, NodeId> map;
+  for (NodeId id : other.graph.reachable({other.root})) {
+    formula::Node n = other.graph.node(id);
+    if (n.op == Op::Var) {
+      map[id] = argument;
+      continue;
     }
+    for (NodeId* x : {&n.a, &n.b, &n.c})
+      if (*x >= 0) *x = map.at(*x);
+    map[id] = graph.make(n);
   }
-  return map.back();
+  return root = map.at(other.root);
 }
 
-KernelProgram KernelProgram::prune(int result) const {
-  std::vector<char> used(nodes.size(), 0);
-  used[static_cast<size_t>(result)] = 1;
-  for (int i = result; i >= 0; --i) {
-    if (!used[static_cast<size_t>(i)]) continue;
-    const KernelNode& n = nodes[static_cast<size_t>(i)];
-    for (int x : {n.a, n.b, n.c})
-      if (x >= 0) used[static_cast<size_t>(x)] = 1;
-  }
-  KernelProgram out;
-  std::vector<int> map(nodes.size(), -1);
-  for (int i = 0; i <= result; ++i) {
-    if (!used[static_cast<size_t>(i)]) continue;
-    KernelNode n = nodes[static_cast<size_t>(i)];
-    for (int* x : {&n.a, &n.b, &n.c})
-      if (*x >= 0) *x = map[static_cast<size_t>(*x)];
-    map[static_cast<size_t>(i)] = out.push(n);
-  }
+KernelProgram KernelProgram::withRoot(NodeId result) const {
+  KernelProgram out = *this;
+  out.root = result;
   return out;
 }
 
-double TreeInterpreter::node(int i, double d) const {
-  const KernelNode& n = program_.nodes[static_cast<size_t>(i)];
+double TreeInterpreter::node(NodeId i, double d) const {
+  const formula::Node& n = program_.graph.node(i);
   switch (expr::arity(n.op)) {
     case 0: return n.op == Op::Var ? d : n.value;
     case 1: return expr::fold(n.op, node(n.a, d));
@@ -113,7 +60,7 @@ double TreeInterpreter::node(int i, double d) const {
   }
 }
 
-double TreeInterpreter::at(double d) const { return node(static_cast<int>(program_.nodes.size()) - 1, d); }
+double TreeInterpreter::at(double d) const { return node(program_.root, d); }
 
 void KernelEvaluator::evaluateGrid(double d0, double step, double* out, size_t n) const {
   std::vector<double> d(n);
@@ -125,13 +72,26 @@ void TreeInterpreter::evaluate(const double* d, double* out, size_t n) const {
   for (size_t i = 0; i < n; ++i) out[i] = at(d[i]);
 }
 
-BlockInterpreter::BlockInterpreter(KernelProgram program) : program_(std::move(program)) {
-  if (program_.nodes.empty()) throw std::invalid_argument("empty kernel program");
-  // Which nodes are affine in d (slope * d + offset), bottom up.
-  const size_t n = program_.nodes.size();
+BlockInterpreter::BlockInterpreter(const KernelProgram& program) {
+  if (program.root < 0) throw std::invalid_argument("empty kernel program");
+  // The reachable nodes, flat, in topological order (the root is the last).
+  std::unordered_map<NodeId, int> step_of;
+  for (NodeId id : program.graph.reachable({program.root})) {
+    const formula::Node& g = program.graph.node(id);
+    KernelNode k;
+    k.op = g.op;
+    k.value = g.value;
+    k.a = g.a >= 0 ? step_of.at(g.a) : -1;
+    k.b = g.b >= 0 ? step_of.at(g.b) : -1;
+    k.c = g.c >= 0 ? step_of.at(g.c) : -1;
+    step_of[id] = static_cast<int>(steps_.size());
+    steps_.push_back(k);
+  }
+  // Which steps are affine in d (slope * d + offset), bottom up.
+  const size_t n = steps_.size();
   std::vector<Affine> affine(n);
   for (size_t i = 0; i < n; ++i) {
-    const KernelNode& k = program_.nodes[i];
+    const KernelNode& k = steps_[i];
     auto in = [&](int x) { return affine[static_cast<size_t>(x)]; };
     Affine& r = affine[i];
     switch (k.op) {
@@ -162,7 +122,7 @@ BlockInterpreter::BlockInterpreter(KernelProgram program) : program_(std::move(p
   }
   trig_args_.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    const KernelNode& k = program_.nodes[i];
+    const KernelNode& k = steps_[i];
     if ((k.op == Op::Cos || k.op == Op::Sin) && affine[static_cast<size_t>(k.a)].affine &&
         affine[static_cast<size_t>(k.a)].slope != 0)
       trig_args_[i] = affine[static_cast<size_t>(k.a)];
@@ -173,7 +133,7 @@ BlockInterpreter::BlockInterpreter(KernelProgram program) : program_(std::move(p
   needed[n - 1] = 1;
   for (size_t i = n; i-- > 0;) {
     if (!needed[i] || trig_args_[i].affine) continue;
-    const KernelNode& k = program_.nodes[i];
+    const KernelNode& k = steps_[i];
     for (int x : {k.a, k.b, k.c})
       if (x >= 0) needed[static_cast<size_t>(x)] = 1;
   }

@@ -1,10 +1,11 @@
-// Kernels over distance: score(d) as a flat program, and the evaluators that
-// sweep it over many distances.
+// Kernels over distance: score(d) as an expression of the formula IR, and the
+// evaluators that sweep it over many distances.
 //
 // A kernel is what the study calls a head's view of distance: for example
 // k(d) = 20*cos(2*pi*d/6) + 5*cos(2*pi*d/40 + 0.3). `posc repl` and `posc
-// analyze` lower expressions into a KernelProgram (nodes in topological
-// order, one input: the distance d) and evaluate it through the one seam
+// analyze` lower expressions into a KernelProgram - a formula::Graph (the IR
+// of score formulas, compiler/formula) whose one variable, Var 0, is the
+// distance d - and evaluate it through the one seam
 // `KernelEvaluator::evaluate(d, out, n)`.
 //
 // Three evaluators: a tree-walking interpreter (one point at a time,
@@ -21,37 +22,46 @@
 #include <vector>
 
 #include "compiler/expr/ops.h"
+#include "compiler/formula/formula.h"
 
 namespace posc::analysis {
 
-// One node: an operation of the expression language (compiler/expr/ops.def)
-// on earlier nodes, a constant, or the distance d (the leaf Var).
+using formula::NodeId;
+
+// A kernel: the graph and its result node. Every builder returns the node it
+// made (or found: the graph folds constants and shares equal subexpressions)
+// and makes it the result, so the last node built is the kernel.
+struct KernelProgram {
+  using Op = expr::Op;
+  formula::Graph graph;
+  NodeId root = -1;  // the result; -1 while nothing is built
+
+  NodeId constant(double v);
+  NodeId distance();  // d, the variable
+  NodeId unary(Op op, NodeId a);
+  NodeId binary(Op op, NodeId a, NodeId b);
+  NodeId ternary(Op op, NodeId a, NodeId b, NodeId c);
+  NodeId select(NodeId cond, NodeId then, NodeId otherwise) { return ternary(Op::Select, cond, then, otherwise); }
+  bool isConstant(NodeId node) const { return graph.isConst(node); }  // does not depend on d
+  double value(NodeId node) const { return graph.node(node).value; }  // of a constant node
+  // The kernel does not depend on d; constantValue() is then its value.
+  bool isConstantKernel() const { return root >= 0 && isConstant(root); }
+  double constantValue() const { return value(root); }
+  // Builds `other` into this graph with its d replaced by node `argument`,
+  // and returns other's result (kernel inlining).
+  NodeId inlineProgram(const KernelProgram& other, NodeId argument);
+  // This kernel with `result` as its result.
+  KernelProgram withRoot(NodeId result) const;
+};
+
+// One step of the block interpreter's flat program: the reachable nodes of a
+// kernel in topological order, operands as indices of earlier steps.
 struct KernelNode {
   using Op = expr::Op;
   Op op = Op::Const;
-  int a = -1, b = -1, c = -1;  // operand nodes (earlier in the list)
-  double value = 0;            // Const
+  int a = -1, b = -1, c = -1;
+  double value = 0;  // Const
 };
-
-// Nodes in topological order; the last node is the result.
-struct KernelProgram {
-  std::vector<KernelNode> nodes;
-
-  int push(KernelNode n);
-  int constant(double v);
-  int distance();
-  int unary(KernelNode::Op op, int a);
-  int binary(KernelNode::Op op, int a, int b);
-  int select(int cond, int then, int otherwise);
-  int ternary(KernelNode::Op op, int a, int b, int c);
-  bool isConstant(int node) const;  // does not depend on d
-  // Appends `other` with its Distance nodes replaced by node `argument` of
-  // this program; returns the index of other's result (kernel inlining).
-  int inlineProgram(const KernelProgram& other, int argument);
-  // A program computing only node `result` (drops nodes it does not use).
-  KernelProgram prune(int result) const;
-};
-
 
 // The seam between analyses and evaluation backends.
 class KernelEvaluator {
@@ -76,7 +86,7 @@ class TreeInterpreter final : public KernelEvaluator {
   double at(double d) const;
 
  private:
-  double node(int i, double d) const;
+  double node(NodeId i, double d) const;
   KernelProgram program_;
 };
 
@@ -94,7 +104,7 @@ class TreeInterpreter final : public KernelEvaluator {
 class BlockInterpreter final : public KernelEvaluator {
  public:
   static constexpr size_t kBlock = 256;
-  explicit BlockInterpreter(KernelProgram program);
+  explicit BlockInterpreter(const KernelProgram& program);
   void evaluate(const double* d, double* out, size_t n) const override;
   std::string name() const override { return "block interpreter"; }
 
@@ -105,9 +115,9 @@ class BlockInterpreter final : public KernelEvaluator {
   };
 
  private:
-  KernelProgram program_;
-  std::vector<Affine> trig_args_;  // per node (meaningful for Cos and Sin)
-  std::vector<char> unused_when_rotating_;  // per node: only feeds rotated Cos/Sin nodes
+  std::vector<KernelNode> steps_;   // the kernel's reachable nodes; the last is the result
+  std::vector<Affine> trig_args_;  // per step (meaningful for Cos and Sin)
+  std::vector<char> unused_when_rotating_;  // per step: only feeds rotated Cos/Sin steps
 };
 
 // The kernel compiled by LLVM into one vectorised loop (jit_evaluator.cpp),

@@ -120,7 +120,8 @@ TEST(Kernel, ConstantsFoldAndInliningSubstitutes) {
   KernelProgram p;
   int c = p.binary(Op::Mul, p.constant(2), p.constant(3));
   EXPECT_TRUE(p.isConstant(c));
-  EXPECT_EQ(p.nodes[static_cast<size_t>(c)].value, 6);
+  EXPECT_EQ(p.value(c), 6);
+  EXPECT_TRUE(p.isConstantKernel());
   // g(d) = k(2 d): inline the two-term kernel at 2 d.
   KernelProgram g;
   int two_d = g.binary(Op::Mul, g.constant(2), g.distance());

@@ -134,6 +134,11 @@ TEST(OpsConsistency, EveryEvaluatorComputesTheDefinition) {
       analysis::BlockInterpreter block(p);
       block.evaluate(xs.data(), out.data(), xs.size());
       for (size_t i = 0; i < xs.size(); i += 2) expectSame(k, want, out[i], "block interpreter");
+      if (n == 2) {  // the constant first: 0 * d is NaN at d = inf, not 0
+        analysis::KernelProgram q;
+        q.binary(k.op, q.constant(k.a), q.distance());
+        expectSame(k, want, analysis::TreeInterpreter(q).at(k.b), "analysis tree interpreter, constant first");
+      }
     }
   }
 }

@@ -26,10 +26,18 @@ TEST(FormulaIr, FoldsConstantsAndIdentities) {
   ASSERT_TRUE(g.isConst(c, 2.0));
   EXPECT_EQ(g.binary(Op::Add, s, g.constant(0.0)), s);
   EXPECT_EQ(g.binary(Op::Mul, g.constant(1.0), s), s);
-  EXPECT_TRUE(g.isConst(g.binary(Op::Mul, s, g.constant(0.0)), 0.0));
   EXPECT_EQ(g.unary(Op::Neg, g.unary(Op::Neg, s)), s);
-  EXPECT_TRUE(g.isConst(g.binary(Op::Sub, s, s), 0.0));
   EXPECT_EQ(g.select(g.constant(1.0), s, c), s);
+  // Identities that hold for finite values only stay out of formulas (s * 0
+  // and s - s are NaN at s = inf) ...
+  EXPECT_FALSE(g.isConst(g.binary(Op::Mul, s, g.constant(0.0))));
+  EXPECT_FALSE(g.isConst(g.binary(Op::Sub, s, s)));
+  // ... and are what keeps derivatives finite: d/ds s^2 = 2 s, without the
+  // s^2 log(s) * 0 term, which would be NaN at s < 0.
+  NodeId d = g.derivative(g.binary(Op::Pow, s, g.constant(2.0)), Wrt::score());
+  Env env;
+  env.score = -3.0;
+  EXPECT_EQ(evaluate(g, d, env), -6.0);
 }
 
 TEST(FormulaIr, DecayDerivativesHaveTheirClosedForms) {

@@ -74,7 +74,7 @@ struct Runner {
     Definition def;
     def.name = item.name.text;
     def.source = std::string(item.name.text);
-    if (p->nodes.size() == 1 && p->isConstant(0)) def.program = std::move(*p);  // a constant
+    if (p->isConstantKernel()) def.program = std::move(*p);  // a constant
     else {
       def.parameter = "d";
       def.program = std::move(*p);

@@ -11,6 +11,7 @@
 namespace posc::repl {
 
 using analysis::KernelProgram;
+using analysis::NodeId;
 using Op = analysis::KernelNode::Op;
 
 namespace {
@@ -38,13 +39,13 @@ struct Lowering {
   DiagnosticEngine& diags;
   KernelProgram out;
 
-  std::optional<int> fail(SourceRange r, std::string message, std::string hint = {}) {
+  std::optional<NodeId> fail(SourceRange r, std::string message, std::string hint = {}) {
     Diagnostic& d = diags.error(r, std::move(message));
     d.hint = std::move(hint);
     return std::nullopt;
   }
 
-  std::optional<int> lower(const ast::Expr& e) {
+  std::optional<NodeId> lower(const ast::Expr& e) {
     using K = ast::Expr::Kind;
     switch (e.kind) {
       case K::Number: return out.constant(e.number);
@@ -87,7 +88,7 @@ struct Lowering {
     return fail(e.range, "unsupported expression");
   }
 
-  std::optional<int> name(const ast::Expr& e) {
+  std::optional<NodeId> name(const ast::Expr& e) {
     const std::string& n = e.name.text;
     if (!parameter.empty() && n == parameter) return out.distance();
     if (n == "pi") return out.constant(std::numbers::pi);
@@ -104,7 +105,7 @@ struct Lowering {
     return std::nullopt;
   }
 
-  std::optional<int> call(const ast::Expr& e) {
+  std::optional<NodeId> call(const ast::Expr& e) {
     const std::string& f = e.name.text;
     for (const ast::Arg& a : e.args)
       if (!a.name.text.empty()) return fail(a.name.range, fmt::format("'{}' takes positional arguments only", f));
@@ -113,7 +114,7 @@ struct Lowering {
       diags.error(e.range, fmt::format("'{}' takes {} argument{}, {} given", f, n, n == 1 ? "" : "s", e.args.size()));
       return false;
     };
-    std::vector<int> args;
+    std::vector<NodeId> args;
     auto lowerArgs = [&]() {
       bool ok = true;
       for (const ast::Arg& a : e.args) {
@@ -146,7 +147,7 @@ struct Lowering {
       for (size_t i = 0; i < args.size(); ++i) {
         if (!out.isConstant(args[i]))
           return fail(e.args[i].value->range, fmt::format("{} needs constant arguments", it->second.signature));
-        values[i] = out.nodes[static_cast<size_t>(args[i])].value;
+        values[i] = out.value(args[i]);
       }
       try {
         return out.constant(it->second.fn(values));
@@ -176,15 +177,15 @@ std::vector<std::string> knownNames(const Definitions& defs, const std::string& 
 std::optional<KernelProgram> lowerKernel(const ast::Expr& e, const std::string& parameter, const Definitions& defs,
                                          DiagnosticEngine& diags) {
   Lowering l{parameter, defs, diags, {}};
-  std::optional<int> result = l.lower(e);
+  std::optional<NodeId> result = l.lower(e);
   if (!result) return std::nullopt;
-  return l.out.prune(*result);
+  return l.out.withRoot(*result);
 }
 
 std::optional<double> lowerConstant(const ast::Expr& e, const Definitions& defs, DiagnosticEngine& diags) {
   std::optional<KernelProgram> p = lowerKernel(e, "", defs, diags);
   if (!p) return std::nullopt;
-  return p->nodes.back().value;  // without a parameter every node folds
+  return p->constantValue();  // without a parameter every node folds
 }
 
 }  // namespace posc::repl

@@ -29,10 +29,10 @@ namespace posc::repl {
 struct Definition {
   std::string name;
   std::string parameter;  // empty: a constant
-  analysis::KernelProgram program;  // for a constant: one Const node
+  analysis::KernelProgram program;  // for a constant: a constant kernel
   std::string source;     // the defining text, for :list
   bool isKernel() const { return !parameter.empty(); }
-  double constant() const { return program.nodes.back().value; }
+  double constant() const { return program.constantValue(); }
 };
 
 using Definitions = std::map<std::string, Definition>;

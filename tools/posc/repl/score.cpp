@@ -20,6 +20,7 @@ namespace posc::repl {
 namespace {
 
 using F = plan::FormulaNode::Op;
+using analysis::NodeId;
 
 double paramValue(const plan::Param& p, int head) {
   if (p.init.empty()) return 0.0;
@@ -54,37 +55,26 @@ std::optional<std::string> moduleDefining(const std::string& component, std::vec
 ScoreKernel scoreKernel(const plan::AttentionPlan& attention, int head, double s) {
   ScoreKernel out;
   analysis::KernelProgram& p = out.program;
-  int score = p.constant(s);
+  NodeId score = p.constant(s);
   for (const plan::ScoreTerm& t : attention.score_terms) {
     if (!t.heads.empty() && std::find(t.heads.begin(), t.heads.end(), head) == t.heads.end()) {
       out.lines.push_back(fmt::format("{}: not on head {} (heads {})", t.name, head, fmt::join(t.heads, ", ")));
       continue;
     }
-    std::vector<int> id(t.formula.nodes.size(), -1);
+    // The term as a kernel of d = q.c - k.c: the query's channel reads d,
+    // the key's 0, the head and the parameters their values.
     std::set<int> params;
-    for (size_t i = 0; i < t.formula.nodes.size(); ++i) {
-      const plan::FormulaNode& n = t.formula.nodes[i];
-      auto A = [&] { return id.at(static_cast<size_t>(n.a)); };
-      auto B = [&] { return id.at(static_cast<size_t>(n.b)); };
+    score = p.graph.import(t.formula, [&](const plan::FormulaNode& n) -> NodeId {
       switch (n.op) {
-        case F::Const: id[i] = p.constant(n.value); break;
-        case F::Score: id[i] = score; break;
-        case F::QChannel: id[i] = p.distance(); break;
-        case F::KChannel: id[i] = p.constant(0.0); break;
-        case F::Head: id[i] = p.constant(head); break;
+        case F::Score: return score;
+        case F::QChannel: return p.graph.leaf(F::Var, 0);
+        case F::Head: return p.graph.constant(head);
         case F::Param:
           params.insert(n.param);
-          id[i] = p.constant(paramValue(attention.params.at(static_cast<size_t>(n.param)), head));
-          break;
-        default:
-          switch (expr::arity(n.op)) {
-            case 1: id[i] = p.unary(n.op, A()); break;
-            case 2: id[i] = p.binary(n.op, A(), B()); break;
-            default: id[i] = p.ternary(n.op, A(), B(), id.at(static_cast<size_t>(n.c))); break;
-          }
+          return p.graph.constant(paramValue(attention.params.at(static_cast<size_t>(n.param)), head));
+        default: return p.graph.constant(0.0);  // the key's channel
       }
-    }
-    score = id.back();
+    });
     std::string line = fmt::format("{}: s <- {}", t.name, plan::renderFormula(t.formula, attention));
     std::vector<std::string> values;
     for (int k : params) {
@@ -97,9 +87,7 @@ ScoreKernel scoreKernel(const plan::AttentionPlan& attention, int head, double s
       line += " (kind exemptions left out: both tokens are digits)";
     out.lines.push_back(line);
   }
-  // The chain's result is the last node: make sure it is `score` (a skipped
-  // last term leaves an earlier node as the result).
-  if (score != static_cast<int>(p.nodes.size()) - 1) p = p.prune(score);
+  p.root = score;
   return out;
 }
 

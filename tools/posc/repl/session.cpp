@@ -158,7 +158,7 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
 
   if (line->kind == ast::ReplLine::Kind::Expression) {
     std::optional<KernelProgram> p = lowerKernel(*line->value, "", defs_, diags);
-    if (p) reply.text = number(p->nodes.back().value) + "\n";
+    if (p) reply.text = number(p->constantValue()) + "\n";
     return finish();
   }
 
