@@ -174,78 +174,119 @@ class Builder {
     }
   }
 
+  // ---- primitives -------------------------------------------------------------------
+  // The attention primitives, one row each: the name, the typed parameters
+  // (optional ones with their defaults) and the member that adds the plan
+  // struct from the bound arguments. A new primitive is a row, its plan
+  // struct and its member; binding, errors and suggestions come from here.
+  using Args = std::map<std::string, Value>;
+  struct Primitive {
+    const char* name;
+    std::vector<PrimitiveParam> params;
+    Args defaults;
+    void (Builder::*add)(const ast::Item& it, Args& a);
+  };
+
+  static const std::vector<Primitive>& primitives() {
+    static const Value none = Value::makeNone({});
+    static const Value all = Value::makeSymbol("all", {});
+    static const std::vector<Primitive> table = {
+        {"rotate",
+         {{"pairs", "pairs", true}, {"by", "channel", true}, {"base", "real", false}, {"stretch", "dist", false},
+          {"heads", "heads", false}},
+         {{"base", Value::makeNumber(10000, {})}, {"stretch", none}, {"heads", all}},
+         &Builder::addRotation},
+        {"zero_keys",
+         {{"kinds", "kinds", true}, {"pairs", "pairs", true}, {"heads", "heads", false}},
+         {{"heads", all}},
+         &Builder::addKeyZeroing},
+        {"embed",
+         {{"table", "any", true}, {"channel", "channel", false}, {"size", "int", false}},
+         {{"channel", Value::makeSymbol("position", {})}, {"size", Value::makeNumber(1024, {})}},
+         &Builder::addEmbedding},
+        {"null_slot", {}, {}, &Builder::addNullSlot},
+        {"require", {{"condition", "bool", true}, {"message", "text", true}}, {}, &Builder::checkRequirement},
+    };
+    return table;
+  }
+
   void primitive(const ast::Item& it, const Env& env) {
     const std::string& name = it.name.text;
-    std::map<std::string, Value> a;
-    Value none = Value::makeNone({});
-    Value all = Value::makeSymbol("all", {});
-    if (name == "rotate") {
-      if (!bindPrimitive(it, {{"pairs", "pairs", true}, {"by", "channel", true}, {"base", "real", false},
-                              {"stretch", "dist", false}, {"heads", "heads", false}},
-                         env, a, {{"base", Value::makeNumber(10000, {})}, {"stretch", none}, {"heads", all}}))
-        return;
-      if (a["base"].number <= 1) {
-        error(a["base"].range, fmt::format("rotation base must be greater than 1, got {:g}", a["base"].number));
-        return;
-      }
-      plan::Rotation r;
-      r.channel = channelOf(a["by"]);
-      r.pair_begin = static_cast<int>(a["pairs"].lo);
-      r.pair_end = static_cast<int>(a["pairs"].hi);
-      r.base = a["base"].number;
-      if (a["stretch"].kind == VK::Dist) r.stretch = a["stretch"].dist;
-      r.heads = headsOf(a["heads"]);
-      r.origin = origin(it.range);
-      plan_.attention.rotations.push_back(r);
-      rotation_sites_.push_back(stack_.empty() ? it.range : stack_.front().range);
-    } else if (name == "zero_keys") {
-      if (!bindPrimitive(it, {{"kinds", "kinds", true}, {"pairs", "pairs", true}, {"heads", "heads", false}}, env, a,
-                         {{"heads", all}}))
-        return;
-      plan::KeyZeroing z;
-      z.kinds = kindsOf(a["kinds"]);
-      z.pair_begin = static_cast<int>(a["pairs"].lo);
-      z.pair_end = static_cast<int>(a["pairs"].hi);
-      z.heads = headsOf(a["heads"]);
-      z.origin = origin(it.range);
-      plan_.attention.key_zeroing.push_back(z);
-    } else if (name == "embed") {
-      if (!bindPrimitive(it, {{"table", "any", true}, {"channel", "channel", false}, {"size", "int", false}}, env, a,
-                         {{"channel", Value::makeSymbol("position", {})}, {"size", Value::makeNumber(1024, {})}}))
-        return;
-      plan::AbsoluteEmbedding e;
-      const Value& t = a["table"];
-      if (t.kind == VK::Symbol && t.text == "learned") e.kind = plan::AbsoluteEmbedding::Kind::Learned;
-      else if (t.kind == VK::Symbol && t.text == "sinusoidal") e.kind = plan::AbsoluteEmbedding::Kind::Sinusoidal;
-      else {
-        Diagnostic& d = error(t.range, fmt::format("embedding table must be learned or sinusoidal, not {}", t.describe()));
-        if (t.kind == VK::Symbol) suggest(d, t.text, {"learned", "sinusoidal"});
-        return;
-      }
-      e.channel = channelOf(a["channel"]);
-      if (a["size"].number < 1) {
-        error(a["size"].range, "embedding size must be at least 1");
-        return;
-      }
-      e.max_index = static_cast<int>(a["size"].number);
-      e.origin = origin(it.range);
-      plan_.attention.embeddings.push_back(e);
-    } else if (name == "null_slot") {
-      if (!bindPrimitive(it, {}, env, a, {})) return;
-      plan_.attention.null_slot = true;
-    } else if (name == "require") {
-      if (!bindPrimitive(it, {{"condition", "bool", true}, {"message", "text", true}}, env, a, {})) return;
-      if (!a["condition"].boolean) {
-        Diagnostic& d = diags_.error(stack_.empty() ? it.range : stack_.back().range, a["message"].text);
-        d.notes.push_back({it.range, "required here"});
-      }
-    } else {
-      Diagnostic& d = error(it.name.range, fmt::format("unknown attention primitive '{}'", name));
-      std::vector<std::string> names = {"rotate", "zero_keys", "embed", "null_slot", "require"};
-      suggest(d, name, names);
-      if (program_.components.count(name)) d.hint = fmt::format("'{}' is a component: write 'use {}(...)'", name, name);
-      else if (d.notes.size() == stack_.size())
-        d.hint = "primitives are rotate, zero_keys, embed, null_slot and require; components are used with 'use'";
+    for (const Primitive& p : primitives()) {
+      if (name != p.name) continue;
+      Args a;
+      if (bindPrimitive(it, p.params, env, a, p.defaults)) (this->*p.add)(it, a);
+      return;
+    }
+    std::vector<std::string> names;
+    for (const Primitive& p : primitives()) names.emplace_back(p.name);
+    Diagnostic& d = error(it.name.range, fmt::format("unknown attention primitive '{}'", name));
+    suggest(d, name, names);
+    if (program_.components.count(name)) d.hint = fmt::format("'{}' is a component: write 'use {}(...)'", name, name);
+    else if (d.notes.size() == stack_.size())
+      d.hint = fmt::format("primitives are {}; components are used with 'use'", listWithAnd(names));
+  }
+
+  static std::string listWithAnd(const std::vector<std::string>& names) {
+    std::string out;
+    for (size_t i = 0; i < names.size(); ++i)
+      out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    return out;
+  }
+
+  void addRotation(const ast::Item& it, Args& a) {
+    if (a["base"].number <= 1) {
+      error(a["base"].range, fmt::format("rotation base must be greater than 1, got {:g}", a["base"].number));
+      return;
+    }
+    plan::Rotation r;
+    r.channel = channelOf(a["by"]);
+    r.pair_begin = static_cast<int>(a["pairs"].lo);
+    r.pair_end = static_cast<int>(a["pairs"].hi);
+    r.base = a["base"].number;
+    if (a["stretch"].kind == VK::Dist) r.stretch = a["stretch"].dist;
+    r.heads = headsOf(a["heads"]);
+    r.origin = origin(it.range);
+    plan_.attention.rotations.push_back(r);
+    rotation_sites_.push_back(stack_.empty() ? it.range : stack_.front().range);
+  }
+
+  void addKeyZeroing(const ast::Item& it, Args& a) {
+    plan::KeyZeroing z;
+    z.kinds = kindsOf(a["kinds"]);
+    z.pair_begin = static_cast<int>(a["pairs"].lo);
+    z.pair_end = static_cast<int>(a["pairs"].hi);
+    z.heads = headsOf(a["heads"]);
+    z.origin = origin(it.range);
+    plan_.attention.key_zeroing.push_back(z);
+  }
+
+  void addEmbedding(const ast::Item& it, Args& a) {
+    plan::AbsoluteEmbedding e;
+    const Value& t = a["table"];
+    if (t.kind == VK::Symbol && t.text == "learned") e.kind = plan::AbsoluteEmbedding::Kind::Learned;
+    else if (t.kind == VK::Symbol && t.text == "sinusoidal") e.kind = plan::AbsoluteEmbedding::Kind::Sinusoidal;
+    else {
+      Diagnostic& d = error(t.range, fmt::format("embedding table must be learned or sinusoidal, not {}", t.describe()));
+      if (t.kind == VK::Symbol) suggest(d, t.text, {"learned", "sinusoidal"});
+      return;
+    }
+    e.channel = channelOf(a["channel"]);
+    if (a["size"].number < 1) {
+      error(a["size"].range, "embedding size must be at least 1");
+      return;
+    }
+    e.max_index = static_cast<int>(a["size"].number);
+    e.origin = origin(it.range);
+    plan_.attention.embeddings.push_back(e);
+  }
+
+  void addNullSlot(const ast::Item&, Args&) { plan_.attention.null_slot = true; }
+
+  void checkRequirement(const ast::Item& it, Args& a) {
+    if (!a["condition"].boolean) {
+      Diagnostic& d = diags_.error(stack_.empty() ? it.range : stack_.back().range, a["message"].text);
+      d.notes.push_back({it.range, "required here"});
     }
   }
 
