@@ -11,7 +11,7 @@
 #pragma once
 
 #include "compiler/plan/plan.h"
-#include "runtime/run.h"
+#include "runtime/train/run_experiment.h"
 
 namespace posc::handset {
 

@@ -13,7 +13,7 @@
 #include <map>
 #include <thread>
 
-#include "runtime/run.h"
+#include "runtime/train/run_experiment.h"
 
 namespace posc::study {
 

@@ -1,5 +1,5 @@
 // runExperiment: the whole run of a compiled plan, seed by seed, into a
-// results folder (layout documented in runtime/run.h).
+// results folder (layout documented in runtime/train/run_experiment.h).
 //
 // The folder is filled as the run goes: plan.txt and source.pos first,
 // metrics.jsonl at every log point, checkpoints during training, and
@@ -25,7 +25,7 @@
 #include "runtime/results/tables.h"
 #include "compiler/jit/kernels.h"
 #include "runtime/model/fused_attention.h"
-#include "runtime/run.h"
+#include "runtime/train/run_experiment.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/interrupt.h"
 #include "runtime/train/run_folder.h"

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "runtime/results/atomic_file.h"
-#include "runtime/run.h"
+#include "runtime/train/run_experiment.h"
 
 namespace posc::train {
 

@@ -1,10 +1,10 @@
-// How many CPU threads a run uses: see runtime/run.h.
+// How many CPU threads a run uses: see runtime/train/run_experiment.h.
 #include <sched.h>
 
 #include <algorithm>
 #include <thread>
 
-#include "runtime/run.h"
+#include "runtime/train/run_experiment.h"
 
 namespace posc::runtime {
 

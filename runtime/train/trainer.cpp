@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "runtime/model/fused_attention.h"
-#include "runtime/run.h"
+#include "runtime/train/run_experiment.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/interrupt.h"
 #include "runtime/train/precision.h"

@@ -14,7 +14,7 @@
 #include "runtime/eval/greedy.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/results/tables.h"
-#include "runtime/run.h"
+#include "runtime/train/run_experiment.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/precision.h"
 #include "runtime/train/schedule.h"

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "runtime/probe/probe.h"
-#include "runtime/run.h"
+#include "runtime/train/run_experiment.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/trainer.h"
 #include "tools/posc/cli.h"

@@ -7,7 +7,7 @@
 
 #include "compiler/jit/kernels.h"
 #include "runtime/handset/run_handset.h"
-#include "runtime/run.h"
+#include "runtime/train/run_experiment.h"
 #include "tools/posc/blas_kernels.h"
 #include "tools/posc/cli.h"
 

@@ -12,7 +12,7 @@
 #include "runtime/report/comparison.h"
 #include "runtime/report/report.h"
 #include "runtime/results/atomic_file.h"
-#include "runtime/run.h"
+#include "runtime/train/run_experiment.h"
 #include "runtime/study/executor.h"
 #include "runtime/study/jobs.h"
 #include "tools/posc/cli.h"
