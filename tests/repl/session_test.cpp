@@ -61,6 +61,14 @@ TEST(ReplSession, ErrorsAreLocatedWithACaretAndLeaveTheSessionIntact) {
   EXPECT_NE(arg.errors.find("did you mean 'fraction'?"), std::string::npos) << arg.errors;
   Reply range = s.submit(":table k, 10..0");
   EXPECT_NE(range.errors.find("the range 10..0 is empty"), std::string::npos) << range.errors;
+  // A NaN or infinite end (found by the REPL fuzzer: 2 % 0 is NaN, and
+  // converting the point count was undefined behaviour).
+  Reply nan_end = s.submit(":sweep k, -20..2 % 0");
+  EXPECT_NE(nan_end.errors.find("<input>:1:16: error: a range of distances needs finite ends, not NaN"),
+            std::string::npos)
+      << nan_end.errors;
+  Reply inf_end = s.submit(":table k, -1e308 * 10..0");
+  EXPECT_NE(inf_end.errors.find("needs finite ends, not -inf"), std::string::npos) << inf_end.errors;
   // A sweep too large to hold (found by the REPL fuzzer: 0..200000000 took 3.2 GB).
   Reply huge = s.submit(":aliases k, 0..200000000");
   EXPECT_NE(huge.errors.find("<input>:1:13: error: 2e+08 points is more than this session sweeps at once (1e+08)"),

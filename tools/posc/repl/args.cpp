@@ -5,6 +5,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <utility>
 
 namespace posc::repl {
 
@@ -62,6 +64,12 @@ std::optional<std::pair<double, double>> Args::range(const std::string& name) {
   auto lo = lowerConstant(*e.lhs, defs_, diags_);
   auto hi = lowerConstant(*e.rhs, defs_, diags_);
   if (!lo || !hi) return std::nullopt;
+  for (auto [end, value] : {std::pair{e.lhs.get(), *lo}, {e.rhs.get(), *hi}})
+    if (!std::isfinite(value)) {
+      error(end->range, fmt::format("a range of distances needs finite ends, not {}",
+                                     std::isnan(value) ? "NaN" : fmt::format("{:g}", value)));
+      return std::nullopt;
+    }
   if (*hi < *lo) {
     error(e.range, fmt::format("the range {:g}..{:g} is empty", *lo, *hi), "the lower end comes first");
     return std::nullopt;
