@@ -42,12 +42,6 @@ NodeId KernelProgram::inlineProgram(const KernelProgram& other, NodeId argument)
   return root = map.at(other.root);
 }
 
-KernelProgram KernelProgram::withRoot(NodeId result) const {
-  KernelProgram out = *this;
-  out.root = result;
-  return out;
-}
-
 double TreeInterpreter::node(NodeId i, double d) const {
   const formula::Node& n = program_.graph.node(i);
   switch (expr::arity(n.op)) {

@@ -50,8 +50,6 @@ struct KernelProgram {
   // Builds `other` into this graph with its d replaced by node `argument`,
   // and returns other's result (kernel inlining).
   NodeId inlineProgram(const KernelProgram& other, NodeId argument);
-  // This kernel with `result` as its result.
-  KernelProgram withRoot(NodeId result) const;
 };
 
 // One step of the block interpreter's flat program: the reachable nodes of a

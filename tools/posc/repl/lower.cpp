@@ -179,7 +179,8 @@ std::optional<KernelProgram> lowerKernel(const ast::Expr& e, const std::string& 
   Lowering l{parameter, defs, diags, {}};
   std::optional<NodeId> result = l.lower(e);
   if (!result) return std::nullopt;
-  return l.out.withRoot(*result);
+  l.out.root = *result;  // not always the last node built (`+x`, a shared subexpression)
+  return std::move(l.out);
 }
 
 std::optional<double> lowerConstant(const ast::Expr& e, const Definitions& defs, DiagnosticEngine& diags) {
