@@ -80,7 +80,7 @@ block
 item
   : name=ID '=' expr (',' option)* ';'?                  # assignItem
   | USE name=ID '(' argList? ')' ';'?                     # useItem
-  | PARAM name=ID ('[' index=ID ']')? '=' expr (',' option)* ';'?   # paramItem
+  | PARAM name=ID ('[' dims+=expr ']')* '=' value=expr (',' option)* ';'?   # paramItem
   | name=ID '(' argList? ')' ';'?                         # callItem
   ;
 

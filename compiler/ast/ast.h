@@ -66,12 +66,15 @@ struct Item {
   enum class Kind {
     Assign,  // name = value, options...
     Use,     // use name(args)
-    Param,   // param name[index] = value, options...
+    Param,   // param name[index][size] = value, options...
     Call,    // name(args)
   } kind;
   SourceRange range;
   Name name;
   Name index;  // Param: the index variable (usually h); empty if scalar
+  ExprPtr size;  // Param: a table's size (`bias[h][32]`, `bias[32]`); null if not a table
+  // Param: a third bracket or more (an error in sema; kept to locate it)
+  std::vector<ExprPtr> extra_dims;
   ExprPtr value;
   std::vector<Option> options;
   std::vector<Arg> args;

@@ -105,8 +105,9 @@ struct Dumper {
         line(depth, fmt::format("Use {}({})  @{}", it.name.text, args(it.args), at(it.range)));
         break;
       case Item::Kind::Param:
-        line(depth, fmt::format("Param {}{} = {}  @{}", it.name.text,
+        line(depth, fmt::format("Param {}{}{} = {}  @{}", it.name.text,
                                 it.index.text.empty() ? "" : "[" + it.index.text + "]",
+                                it.size ? "[" + dumpExpr(*it.size) + "]" : "",
                                 dumpExpr(*it.value), at(it.range)));
         break;
       case Item::Kind::Call:

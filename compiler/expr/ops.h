@@ -19,6 +19,7 @@ namespace posc::expr {
 
 enum class Op : uint8_t {
 #define POSC_OP_LEAF(Name, name) Name,
+#define POSC_OP_READ(Name, name) Name,
 #define POSC_OP_UNARY(Name, ...) Name,
 #define POSC_OP_BINARY(Name, ...) Name,
 #define POSC_OP_TERNARY(Name, ...) Name,
@@ -36,6 +37,7 @@ struct OpInfo {
 
 inline constexpr OpInfo kOps[] = {
 #define POSC_OP_LEAF(Name, name) {name, nullptr, nullptr, 0, 9, false},
+#define POSC_OP_READ(Name, name) {name, nullptr, nullptr, 1, 9, false},
 #define POSC_OP_UNARY(Name, name, symbol, function, precedence, ...) {name, symbol, function, 1, precedence, false},
 #define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, ...) \
   {name, symbol, function, 2, precedence, commutative},
@@ -48,6 +50,21 @@ constexpr const OpInfo& info(Op op) { return kOps[static_cast<int>(op)]; }
 constexpr int arity(Op op) { return info(op).arity; }
 constexpr const char* opName(Op op) { return info(op).name; }
 constexpr bool isLeaf(Op op) { return arity(op) == 0; }
+// A read of a context's storage (POSC_OP_READ: Lookup): an operand, but no
+// value as a function of it alone, so no fold, no grad column, no lowering
+// from the table's columns.
+constexpr bool isRead(Op op) { return op == Op::Lookup; }
+// An operation whose value is a function of its operands (the fold column).
+constexpr bool isElementwise(Op op) { return !isLeaf(op) && !isRead(op); }
+
+// The entry of a table of `size` entries that the index `x` reads: x rounded
+// down and clamped to 0 .. size - 1; -1 for a NaN index, which reads NaN.
+inline int lookupEntry(double x, int size) {
+  if (x != x) return -1;
+  if (!(x > 0)) return 0;
+  if (x >= size - 1) return size - 1;
+  return static_cast<int>(std::floor(x));
+}
 
 // The type rule: every operation takes numbers; these give a truth value (1
 // or 0; settings, which keep booleans a type of their own, give a boolean),

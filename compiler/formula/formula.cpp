@@ -41,6 +41,12 @@ double leafValue(const Node& n, const Env& env) {
   }
 }
 
+double lookupValue(const Node& n, double index, const Env& env) {
+  const std::vector<double>& table = env.tables.at(static_cast<size_t>(n.index));
+  const int e = expr::lookupEntry(index, static_cast<int>(table.size()));
+  return e < 0 ? std::nan("") : table.at(static_cast<size_t>(e));
+}
+
 }  // namespace
 
 bool Graph::isConst(NodeId id, double v) const {
@@ -96,9 +102,22 @@ NodeId Graph::select(NodeId cond, NodeId then_value, NodeId else_value) {
   return make(n);
 }
 
+NodeId Graph::lookup(int param, NodeId index) {
+  Node n;
+  n.op = Op::Lookup;
+  n.index = param;
+  n.a = index;
+  return make(n);
+}
+
 NodeId Graph::make(const Node& in) {
   Node n = in;
   const int k = arity(n.op);
+  if (expr::isRead(n.op)) {
+    n.b = n.c = -1;
+    n.value = 0.0;
+    return intern(n);
+  }
   if (k == 0) {
     if (n.op == Op::Const) return constant(n.value);
     n.a = n.b = n.c = -1;
@@ -167,13 +186,15 @@ NodeId Graph::import(const plan::Formula& f, NodeId score) {
   });
 }
 
-NodeId Graph::import(const plan::Formula& f, const std::function<NodeId(const plan::FormulaNode&)>& leaf_of) {
+NodeId Graph::import(const plan::Formula& f, const LeafFn& leaf_of, const LookupFn& lookup_of) {
   std::vector<NodeId> ids;
   ids.reserve(f.nodes.size());
   for (const auto& pn : f.nodes) {
     auto at = [&](int i) { return ids.at(static_cast<size_t>(i)); };
     if (pn.op == Op::Const) {
       ids.push_back(constant(pn.value));
+    } else if (pn.op == Op::Lookup) {
+      ids.push_back(lookup_of ? lookup_of(pn, at(pn.a)) : lookup(pn.param, at(pn.a)));
     } else if (arity(pn.op) == 0) {
       ids.push_back(leaf_of(pn));
     } else {
@@ -212,8 +233,15 @@ NodeId Graph::derivative(NodeId root, Wrt wrt) {
   auto div = [&](NodeId x, NodeId y) { return binary(Op::Div, x, y); };
   (void)k, (void)un, (void)bin, (void)sel, (void)neg, (void)mul, (void)add, (void)sub, (void)div;
   NodeId r = zero;
+  if (wrt.kind == Wrt::Kind::Node && wrt.index == root) {
+    derivative_memo_.emplace(memo_key, one);
+    return one;
+  }
   switch (n.op) {
     case Op::Const: case Op::QChannel: case Op::KChannel: case Op::Head:
+      r = zero;
+      break;
+    case Op::Lookup:  // constant in its index; its entry is Wrt::node of it
       r = zero;
       break;
     case Op::Score: r = wrt.kind == Wrt::Kind::Score ? one : zero; break;
@@ -299,6 +327,7 @@ std::string Graph::render(NodeId id) const {
     case Op::Head: return "h";
     case Op::Param: return fmt::format("p{}", n.index);
     case Op::Var: return fmt::format("x{}", n.index);
+    case Op::Lookup: return fmt::format("p{}[{}]", n.index, r(n.a));
     default: break;
   }
   if (op.symbol && op.arity == 1) return fmt::format("{}({})", op.symbol, r(n.a));
@@ -311,6 +340,7 @@ std::string Graph::render(NodeId id) const {
 
 double interpret(const Graph& g, NodeId root, const Env& env) {
   const Node& n = g.node(root);
+  if (n.op == Op::Lookup) return lookupValue(n, interpret(g, n.a, env), env);
   switch (arity(n.op)) {
     case 0: return leafValue(n, env);
     case 1: return apply(n.op, interpret(g, n.a, env), 0.0, 0.0);
@@ -328,10 +358,21 @@ double evaluate(const Graph& g, NodeId root, const Env& env) {
   for (NodeId id : order) {
     const Node& n = g.node(id);
     int k = arity(n.op);
-    v[id] = k == 0 ? leafValue(n, env)
-                   : apply(n.op, v.at(n.a), k >= 2 ? v.at(n.b) : 0.0, k >= 3 ? v.at(n.c) : 0.0);
+    v[id] = n.op == Op::Lookup ? lookupValue(n, v.at(n.a), env)
+            : k == 0           ? leafValue(n, env)
+                               : apply(n.op, v.at(n.a), k >= 2 ? v.at(n.b) : 0.0, k >= 3 ? v.at(n.c) : 0.0);
   }
   return v.at(root);
+}
+
+NodeId tableSelect(Graph& g, const std::vector<double>& entries, NodeId index) {
+  if (entries.empty()) throw std::invalid_argument("formula: a table without entries");
+  // Entry e is read from floor(x) >= e on (clamped at both ends); a NaN
+  // index fails every comparison, so it is tested first.
+  NodeId v = g.constant(entries.front());
+  for (size_t e = 1; e < entries.size(); ++e)
+    v = g.select(g.binary(Op::Ge, index, g.constant(static_cast<double>(e))), g.constant(entries[e]), v);
+  return g.select(g.binary(Op::Ne, index, index), g.constant(std::nan("")), v);
 }
 
 uint64_t hashText(const std::string& text) {

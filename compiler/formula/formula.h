@@ -35,18 +35,21 @@ using NodeId = int32_t;
 struct Node {
   Op op = Op::Const;
   double value = 0.0;  // Const
-  int index = 0;       // QChannel/KChannel: channel; Param: param; Var: variable
+  int index = 0;       // QChannel/KChannel: channel; Param, Lookup: param; Var: variable
   NodeId a = -1, b = -1, c = -1;
   bool operator==(const Node& o) const;
 };
 
-// What a derivative is taken with respect to.
+// What a derivative is taken with respect to. Node: one node of the graph
+// taken as an independent variable (a Lookup, whose value is the table entry
+// it read: d root / d that entry).
 struct Wrt {
-  enum class Kind : uint8_t { Score, Param, Var } kind = Kind::Score;
+  enum class Kind : uint8_t { Score, Param, Var, Node } kind = Kind::Score;
   int index = 0;
   static Wrt score() { return {Kind::Score, 0}; }
   static Wrt param(int i) { return {Kind::Param, i}; }
   static Wrt var(int i) { return {Kind::Var, i}; }
+  static Wrt node(NodeId id) { return {Kind::Node, id}; }
 };
 
 // A graph of nodes. Operands always have smaller ids than the node that uses
@@ -62,14 +65,20 @@ class Graph {
   NodeId unary(Op op, NodeId a);
   NodeId binary(Op op, NodeId a, NodeId b);
   NodeId select(NodeId cond, NodeId then_value, NodeId else_value);
+  // The entry of table parameter `param` at `index` (never folded: a table's
+  // entries are not constants of the graph).
+  NodeId lookup(int param, NodeId index);
 
   // Imports a plan formula. `score` is the node standing for `s` (normally
   // leaf(Op::Score)); returns the node of the formula's result.
   NodeId import(const plan::Formula& f, NodeId score);
   // The same with every leaf but constants (Score, channels, Head, Param)
-  // made by `leaf`: a kernel of distance reads a channel as d, a parameter
-  // as its value.
-  NodeId import(const plan::Formula& f, const std::function<NodeId(const plan::FormulaNode&)>& leaf);
+  // made by `leaf`, and every table lookup by `lookup` (given the index's
+  // node; unset: a Lookup node): a kernel of distance reads a channel as d,
+  // a parameter as its value, a table as tableSelect of its entries.
+  using LeafFn = std::function<NodeId(const plan::FormulaNode&)>;
+  using LookupFn = std::function<NodeId(const plan::FormulaNode&, NodeId index)>;
+  NodeId import(const plan::Formula& f, const LeafFn& leaf, const LookupFn& lookup = nullptr);
   NodeId import(const plan::Formula& f) { return import(f, leaf(Op::Score)); }
 
   // d root / d wrt, as a node of this graph. Memoised per (wrt) across calls.
@@ -103,6 +112,7 @@ struct Env {
   double k_channel[plan::kChannelCount] = {};
   double head = 0.0;
   std::vector<double> params;
+  std::vector<std::vector<double>> tables;  // per param: the head's entries (tables only)
   std::vector<double> vars;
 };
 
@@ -114,6 +124,12 @@ double interpret(const Graph& g, NodeId root, const Env& env);
 // Evaluates every reachable node once, in topological order (the semantics
 // the code generator implements), and returns the value of `root`.
 double evaluate(const Graph& g, NodeId root, const Env& env);
+
+// A table of constant entries read at `index`, as nodes of the graph: a
+// chain of selects with Lookup's meaning (expr::lookupEntry: rounded down,
+// clamped, NaN reads NaN), for evaluators without table storage (the REPL's
+// kernels of distance, where a table's entries are known).
+NodeId tableSelect(Graph& g, const std::vector<double>& entries, NodeId index);
 
 // 64-bit FNV-1a hash of a string (structural hashes of canonical texts).
 uint64_t hashText(const std::string& text);

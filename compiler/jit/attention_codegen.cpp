@@ -25,7 +25,10 @@ struct KernelFormulas {
   Graph g;
   NodeId chain = -1;
   NodeId d_score = -1;
-  std::vector<std::pair<int, NodeId>> d_params;  // (param index, derivative) of learned params
+  std::vector<std::pair<int, NodeId>> d_params;  // (param index, derivative) of learned values
+  // (Lookup node, derivative of the chain in the entry it read) of each
+  // lookup into a learned table.
+  std::vector<std::pair<NodeId, NodeId>> d_lookups;
 };
 
 struct Leaves {
@@ -71,6 +74,7 @@ class AttentionGenerator {
       fb.loop(llvm::ConstantInt::get(i64_, 0), limit, "j", [&](llvm::Value* j) {
         auto* s = b_.CreateLoad(t_, b_.CreateGEP(t_, srow, j));
         ExprEmitter ee(b_, m_, t_, kf_.g, leafFn(lv, i, j, s));
+        ee.setRead(readFn(lv));
         auto* v = ee.emit(kf_.chain);
         b_.CreateStore(v, b_.CreateGEP(t_, prow, j));
         auto* call = b_.CreateCall(maxnum, {b_.CreateLoad(t_, mx), v});
@@ -156,7 +160,16 @@ class AttentionGenerator {
         auto* dpost = b_.CreateFMul(p, b_.CreateFSub(g, d));  // d loss / d post-term score
         auto* s = b_.CreateLoad(t_, b_.CreateGEP(t_, srow, j));
         ExprEmitter ee(b_, m_, t_, kf_.g, leafFn(lv, i, j, s));
+        ee.setRead(readFn(lv));
         b_.CreateStore(b_.CreateFMul(dpost, ee.emit(kf_.d_score)), b_.CreateGEP(t_, gsrow, j));
+        // A table's gradient goes to the entry each lookup read (a scatter:
+        // this loop stays scalar when the chain reads a learned table).
+        for (const auto& [lookup, d_entry] : kf_.d_lookups) {
+          const Node& ln = kf_.g.node(lookup);
+          auto* slot = b_.CreateGEP(t_, gparams, entryOffset(ln, ee.emit(ln.a)));
+          auto* contrib = b_.CreateFMul(dpost, ee.emit(d_entry));
+          b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(t_, slot), contrib), slot);
+        }
         for (size_t k = 0; k < kf_.d_params.size(); ++k) {
           auto* contrib = b_.CreateFMul(dpost, ee.emit(kf_.d_params[k].second));
           b_.setFastMathFlags(reductionFlags());
@@ -173,7 +186,8 @@ class AttentionGenerator {
                        block_acc[k]);
     });
     for (size_t k = 0; k < kf_.d_params.size(); ++k) {
-      auto* slot = b_.CreateGEP(t_, gparams, llvm::ConstantInt::get(i64_, kf_.d_params[k].first));
+      auto* slot = b_.CreateGEP(t_, gparams,
+                                llvm::ConstantInt::get(i64_, spec_.offset(static_cast<size_t>(kf_.d_params[k].first))));
       b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(t_, slot), b_.CreateLoad(t_, block_acc[k])), slot);
     }
     b_.CreateRetVoid();
@@ -199,10 +213,34 @@ class AttentionGenerator {
         case Op::KChannel: return channel(lv.k_base, lv.Lk, j);
         case Op::Head: return lv.head_fp;
         case Op::Param:
-          return b_.CreateLoad(t_, b_.CreateGEP(t_, lv.params, llvm::ConstantInt::get(i64_, n.index)));
+          return b_.CreateLoad(t_, b_.CreateGEP(t_, lv.params,
+                                                llvm::ConstantInt::get(i64_, spec_.offset(static_cast<size_t>(n.index)))));
         default: throw std::invalid_argument("attention kernel: a formula reads a free variable");
       }
     };
+  }
+
+  // Lookup: the entry expr::lookupEntry picks, read from the head's params;
+  // NaN for a NaN index.
+  std::function<llvm::Value*(const Node&, llvm::Value*)> readFn(const Leaves& lv) {
+    return [this, lv](const Node& n, llvm::Value* index) -> llvm::Value* {
+      auto* entry = b_.CreateLoad(t_, b_.CreateGEP(t_, lv.params, entryOffset(n, index)));
+      return b_.CreateSelect(b_.CreateFCmpUNO(index, index), llvm::ConstantFP::getNaN(t_), entry);
+    };
+  }
+
+  // The params offset of the entry a Lookup node reads at `index`: floor,
+  // clamped to the table (a NaN index reads entry 0 here; readFn makes its
+  // value NaN).
+  llvm::Value* entryOffset(const Node& n, llvm::Value* index) {
+    const int size = spec_.width(static_cast<size_t>(n.index));
+    auto* fl = b_.CreateCall(llvm::Intrinsic::getDeclaration(&m_, llvm::Intrinsic::floor, {t_}), {index});
+    auto* lo = llvm::ConstantFP::get(t_, 0.0);
+    auto* hi = llvm::ConstantFP::get(t_, static_cast<double>(size - 1));
+    llvm::Value* e = b_.CreateSelect(b_.CreateFCmpOGT(fl, lo), fl, lo);  // NaN -> 0
+    e = b_.CreateSelect(b_.CreateFCmpOLT(e, hi), e, hi);
+    return b_.CreateAdd(b_.CreateFPToSI(e, i64_),
+                        llvm::ConstantInt::get(i64_, spec_.offset(static_cast<size_t>(n.index))));
   }
 
   const AttentionSpec& spec_;
@@ -250,6 +288,14 @@ void addDerivatives(const AttentionSpec& spec, KernelFormulas& kf) {
     NodeId d = kf.g.derivative(kf.chain, formula::Wrt::param(static_cast<int>(p)));
     if (!kf.g.isConst(d, 0.0)) kf.d_params.emplace_back(static_cast<int>(p), d);
   }
+  for (NodeId id : kf.g.reachable({kf.chain})) {
+    const Node& n = kf.g.node(id);
+    if (n.op != Op::Lookup || static_cast<size_t>(n.index) >= spec.learned.size() ||
+        !spec.learned[static_cast<size_t>(n.index)])
+      continue;
+    NodeId d = kf.g.derivative(kf.chain, formula::Wrt::node(id));
+    if (!kf.g.isConst(d, 0.0)) kf.d_lookups.emplace_back(id, d);
+  }
 }
 
 // Generates one function of `spec` (its formulas `kf`), optimises it and
@@ -268,6 +314,10 @@ std::string keyFor(const AttentionSpec& spec, const KernelFormulas& kf) {
                                 spec.softmax == plan::SoftmaxKind::Softmax1 ? 1 : 0,
                                 spec.null_slot ? 1 : 0);
   for (bool l : spec.learned) key += l ? '1' : '0';
+  if (!spec.widths.empty()) {
+    key += " widths=";
+    for (int w : spec.widths) key += fmt::format("{},", w);
+  }
   return key + "\n" + kf.g.canonical({kf.chain});
 }
 

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +45,10 @@ class ExprEmitter {
       : b_(b), m_(m), t_(t), g_(g), leaf_(std::move(leaf)), math_(std::move(math)) {}
 
   void bind(NodeId id, llvm::Value* v) { values_[id] = v; }
+  // How reads of storage (Lookup) are emitted, given the node and its
+  // index's value; unset, a read is an error (maps and grids have no tables).
+  using Read = std::function<llvm::Value*(const Node&, llvm::Value* index)>;
+  void setRead(Read f) { read_ = std::move(f); }
   // How libm functions (tanh, log1p) are computed on vectors: the grid
   // kernels call libmvec's variant; unset, see libm().
   using VectorLibm = std::function<llvm::Value*(const char* base, llvm::Value*)>;
@@ -57,6 +62,9 @@ class ExprEmitter {
     llvm::Value* r = nullptr;
     if (formula::arity(n.op) == 0) {
       r = n.op == Op::Const ? k(n.value) : leaf_(n);
+    } else if (expr::isRead(n.op)) {
+      if (!read_) throw std::invalid_argument("this kernel has no table storage: " + g_.render(id));
+      r = read_(n, emit(n.a));
     } else {
       llvm::Value* A = emit(n.a);
       llvm::Value* B = n.b >= 0 ? emit(n.b) : nullptr;
@@ -138,6 +146,7 @@ class ExprEmitter {
   std::function<llvm::Value*(const Node&)> leaf_;
   Math math_;
   VectorLibm vector_libm_;
+  Read read_;
   std::unordered_map<NodeId, llvm::Value*> values_;
 
   llvm::Value* scalarLibm(const char* base, llvm::Type* t, llvm::Value* x) {

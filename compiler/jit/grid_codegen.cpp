@@ -110,7 +110,8 @@ std::vector<Rotation> rotationsIn(const Graph& g, NodeId root) {
 void checkVariable(const Graph& g, NodeId root) {
   for (NodeId id : g.reachable({root})) {
     const Node& n = g.node(id);
-    if (formula::arity(n.op) == 0 && n.op != Op::Const && (n.op != Op::Var || n.index != 0))
+    if ((formula::arity(n.op) == 0 || expr::isRead(n.op)) && n.op != Op::Const &&
+        (n.op != Op::Var || n.index != 0))
       throw std::invalid_argument(fmt::format(
           "compileGrid: the expression reads '{}'; a grid kernel has one variable", g.render(id)));
   }

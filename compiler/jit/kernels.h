@@ -44,6 +44,17 @@ struct AttentionSpec {
   bool null_slot = false;
   std::vector<plan::ScoreTerm> terms;  // applied in order
   std::vector<bool> learned;           // one per attention param: gradient wanted
+  // One per attention param: the values a head sees (1 for a value, the
+  // entries of a table); empty means 1 each. A head's params are laid out
+  // one after another in that order (see offset()).
+  std::vector<int> widths;
+  int width(size_t param) const { return param < widths.size() ? widths[param] : 1; }
+  // Where param `param` starts in a head's params array.
+  int offset(size_t param) const {
+    int o = 0;
+    for (size_t p = 0; p < param; ++p) o += width(p);
+    return o;
+  }
 };
 
 // The spec a model with these plans uses: its score terms, softmax, null
@@ -65,15 +76,16 @@ formula::NodeId buildTermChain(formula::Graph& g, const std::vector<plan::ScoreT
 //           j <= Lk - Lq + i; masked entries are 0.
 //   qch     kChannelCount x Lq channel values of the queries (channel-major)
 //   kch     kChannelCount x Lk channel values of the keys
-//   params  one value per attention param, as seen by this head
+//   params  the head's values of every attention param, one after another
+//           (a table's entries in order; AttentionSpec::offset)
 //   head    the head index
 // forward returns the number of rows whose softmax denominator or maximum is
 // not finite (0 when every value is finite).
 //
 //   gprobs   Lq x W gradient into probs
 //   gscores  Lq x Lk gradient into the raw scores (written)
-//   gparams  one value per attention param; the block's gradient is ADDED
-//            (only learned params; others are left alone)
+//   gparams  laid out as params; the block's gradient is ADDED (only
+//            learned params; others are left alone)
 template <typename T>
 using ForwardFn = int64_t (*)(const T* scores, T* probs, const T* qch, const T* kch,
                               const T* params, int64_t Lq, int64_t Lk, int64_t head);

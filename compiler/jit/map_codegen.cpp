@@ -21,7 +21,7 @@ using namespace detail;
 void checkVariables(const Graph& g, NodeId root, int var_count) {
   for (NodeId id : g.reachable({root})) {
     const Node& n = g.node(id);
-    if (formula::arity(n.op) == 0 && n.op != Op::Const &&
+    if ((formula::arity(n.op) == 0 || expr::isRead(n.op)) && n.op != Op::Const &&
         (n.op != Op::Var || n.index < 0 || n.index >= var_count))
       throw std::invalid_argument(fmt::format(
           "compileMap: the expression reads '{}', which is not one of its {} variables",

@@ -14,7 +14,10 @@ AttentionSpec attentionSpecFor(const plan::ModelPlan& model, const plan::Attenti
   spec.softmax = model.softmax;
   spec.null_slot = attention.null_slot;
   spec.terms = attention.score_terms;
-  for (const auto& p : attention.params) spec.learned.push_back(p.learned);
+  for (const auto& p : attention.params) {
+    spec.learned.push_back(p.learned);
+    spec.widths.push_back(p.width());
+  }
   return spec;
 }
 

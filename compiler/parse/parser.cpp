@@ -176,8 +176,17 @@ class Builder {
       } else if (auto* p = dynamic_cast<PosParser::ParamItemContext*>(it)) {
         item.kind = ast::Item::Kind::Param;
         item.name = name(p->name);
-        if (p->index) item.index = name(p->index);
-        item.value = expr(p->expr());
+        // [h] is the head; any other bracket (the second, or a lone one that
+        // is not h) is a table's size.
+        for (auto* dim : p->dims) {
+          ast::ExprPtr d = expr(dim);
+          if (!d) continue;
+          const bool head = d->kind == ast::Expr::Kind::Name && d->name.text == "h";
+          if (head && item.index.text.empty() && !item.size && item.extra_dims.empty()) item.index = d->name;
+          else if (!item.size && item.extra_dims.empty()) item.size = std::move(d);
+          else item.extra_dims.push_back(std::move(d));
+        }
+        item.value = expr(p->value);
         item.options = options(p->option());
       } else if (auto* c = dynamic_cast<PosParser::CallItemContext*>(it)) {
         item.kind = ast::Item::Kind::Call;

@@ -2,6 +2,8 @@
 // it byte for byte, so every number is printed with a fixed format.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "compiler/plan/plan.h"
 
 namespace posc::plan {
@@ -60,6 +62,11 @@ std::string render(const Formula& f, const AttentionPlan& attention, int i, int 
     case Op::Param: {
       const Param& prm = attention.params[static_cast<size_t>(n.param)];
       s = prm.name + (prm.per_head ? "[h]" : "");
+      break;
+    }
+    case Op::Lookup: {
+      const Param& prm = attention.params[static_cast<size_t>(n.param)];
+      s = prm.name + (prm.per_head ? "[h]" : "") + "[" + render(f, attention, n.a, 0) + "]";
       break;
     }
     default: {
@@ -245,10 +252,28 @@ std::string dumpPlan(const ExperimentPlan& p) {
   }
   for (const Param& prm : a.params) {
     any = true;
+    auto list = [&](size_t begin, size_t end) {
+      std::string values;
+      for (size_t i = begin; i < end; ++i) values += (values.empty() ? "" : ", ") + num(prm.init[i]);
+      return values;
+    };
+    if (!prm.table()) {
+      line(fmt::format("  param {}{} {} = {}{}{}", prm.name, prm.per_head ? "[h]" : "", prm.learned ? "learned, from" : "fixed",
+                       prm.per_head ? "[" : "", list(0, prm.init.size()), prm.per_head ? "]" : ""));
+      continue;
+    }
+    // A table: one value when every entry starts equal, else its rows.
     std::string values;
-    for (double v : prm.init) values += (values.empty() ? "" : ", ") + num(v);
-    line(fmt::format("  param {}{} {} = {}{}{}", prm.name, prm.per_head ? "[h]" : "", prm.learned ? "learned, from" : "fixed",
-                     prm.per_head ? "[" : "", values, prm.per_head ? "]" : ""));
+    if (std::all_of(prm.init.begin(), prm.init.end(), [&](double v) { return v == prm.init.front(); })) {
+      values = num(prm.init.front()) + " in every entry";
+    } else {
+      const size_t w = static_cast<size_t>(prm.size);
+      for (size_t r = 0; r < prm.init.size() / w; ++r)
+        values += (r ? ", [" : "[") + list(r * w, (r + 1) * w) + "]";
+      if (prm.per_head) values = "[" + values + "]";
+    }
+    line(fmt::format("  param {}{}[{}] table {} = {}", prm.name, prm.per_head ? "[h]" : "", prm.size,
+                     prm.learned ? "learned, from" : "fixed", values));
   }
   for (const ScoreTerm& s : a.score_terms) {
     any = true;

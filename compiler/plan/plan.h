@@ -131,12 +131,19 @@ struct AbsoluteEmbedding {
   std::string origin;
 };
 
-// A parameter a score formula may read: scalar or one value per head.
+// A parameter a score formula may read: a value, or a table of `size`
+// entries read by an index (`bias[h][bucket]`); either one for every head or
+// one per head.
 struct Param {
   std::string name;   // unique within the attention plan (e.g. "decay.rate")
   bool per_head = false;
   bool learned = false;
-  std::vector<double> init;  // size 1 (scalar) or heads (per head)
+  int size = 0;       // entries of a table; 0: a value, not a table
+  // Row-major (head, entry): (per_head ? heads : 1) x max(size, 1) values.
+  std::vector<double> init;
+  bool table() const { return size > 0; }
+  // Values one head sees: 1 for a value, `size` for a table.
+  int width() const { return size > 0 ? size : 1; }
 };
 
 // A score formula, as a flat list of nodes in topological order: every
@@ -148,7 +155,9 @@ struct FormulaNode {
   // leaves (Const: value; Score: the score before this term; QChannel,
   // KChannel: a channel of the query or key token; Head: the head index
   // 0..H-1; Param: index into AttentionPlan::params, per-head params indexed
-  // by head implicitly, `rate[h]`) and operations on nodes a, b, c.
+  // by head implicitly, `rate[h]`), operations on nodes a, b, c, and Lookup:
+  // the entry of table `param` at index node a (`bias[h][a]`, the head's
+  // row of a per-head table).
   using Op = expr::Op;
   Op op = Op::Const;
   double value = 0.0;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -15,6 +16,10 @@
 namespace posc::sema {
 
 namespace {
+
+// The most entries a table parameter may have (a T5 table has 32; the kernels
+// keep every head's entries beside its other parameters).
+constexpr int kMaxTableSize = 65536;
 
 using VK = Value::Kind;
 
@@ -305,8 +310,67 @@ class Builder {
     plan::Param fallback;
     fallback.name = scope.prefix.empty() ? it.name.text : scope.prefix + "." + it.name.text;
     fallback.per_head = !it.index.text.empty();
+    fallback.size = it.size ? 1 : 0;
     fallback.init.assign(fallback.per_head ? static_cast<size_t>(plan_.model.heads) : 1, 0.0);
     if (!paramChecked(it, env, scope)) declare(it, scope, fallback);
+  }
+
+  // The size of a table parameter (`bias[h][32]`), or nullopt after an error.
+  std::optional<int> tableSize(const ast::Expr& e, const Env& env) {
+    auto v = evaluate(e, env, diags_);
+    if (!v) return std::nullopt;
+    if (v->kind != VK::Number || v->number != std::floor(v->number) || v->number < 1 || v->number > kMaxTableSize) {
+      Diagnostic& d = error(v->range, fmt::format("a table's size must be a whole number from 1 to {}, not {}",
+                                                  kMaxTableSize, v->describe()));
+      d.hint = "write param name[h][size] for a table per head, param name[size] for one table shared by the heads";
+      return std::nullopt;
+    }
+    return static_cast<int>(v->number);
+  }
+
+  // A table's starting values: a number for every entry, a list of `size`
+  // numbers (every head the same), or for a per-head table a list of one
+  // such list per head. Row-major (head, entry) into p.init.
+  bool tableInit(const Value& init, plan::Param& p) {
+    const size_t rows = p.per_head ? static_cast<size_t>(plan_.model.heads) : 1, w = static_cast<size_t>(p.size);
+    auto row = [&](const Value& list, std::vector<double>& out) {
+      if (list.kind != VK::List || list.elements.size() != w) {
+        error(list.range, fmt::format("a row of table '{}' has {} entries; give {}", p.name,
+                                      list.kind == VK::List ? fmt::format("{}", list.elements.size()) : list.describe(), w));
+        return false;
+      }
+      for (const Value& x : list.elements) {
+        if (x.kind != VK::Number) {
+          error(x.range, fmt::format("parameter values must be numbers, not {}", x.describe()));
+          return false;
+        }
+        out.push_back(x.number);
+      }
+      return true;
+    };
+    if (init.kind == VK::Number) {
+      p.init.assign(rows * w, init.number);
+      return true;
+    }
+    if (init.kind == VK::List && !init.elements.empty() && init.elements.front().kind == VK::List) {
+      if (!p.per_head) {
+        error(init.range, fmt::format("table '{}' is shared by the heads: give one row of {} numbers", p.name, w));
+        return false;
+      }
+      if (init.elements.size() != rows) {
+        Diagnostic& d = error(init.range, fmt::format("table '{}' has {} row{} but the model has {} heads", p.name,
+                                                      init.elements.size(), init.elements.size() == 1 ? "" : "s", rows));
+        d.hint = "give one row per head, one row for every head, or a single number";
+        return false;
+      }
+      for (const Value& r : init.elements)
+        if (!row(r, p.init)) return false;
+      return true;
+    }
+    std::vector<double> one;
+    if (!row(init, one)) return false;
+    for (size_t r = 0; r < rows; ++r) p.init.insert(p.init.end(), one.begin(), one.end());
+    return true;
   }
 
   // Returns false if the declaration had an error (reported).
@@ -316,6 +380,13 @@ class Builder {
       error(it.index.range, fmt::format("per-head parameters are indexed by 'h', not '{}'", it.index.text));
       return false;
     }
+    if (!it.extra_dims.empty()) {
+      Diagnostic& d = error(it.extra_dims.front()->range, "a parameter has at most two brackets");
+      d.hint = "[h] makes one per head and [size] a table: param name[h][size] = ...";
+      return false;
+    }
+    std::optional<int> size;
+    if (it.size && !(size = tableSize(*it.size, env))) return false;
     auto init = evaluate(*it.value, env, diags_);
     if (!init) return false;
     bool learned = false;
@@ -337,6 +408,12 @@ class Builder {
     p.name = scope.prefix.empty() ? it.name.text : scope.prefix + "." + it.name.text;
     p.per_head = per_head;
     p.learned = learned;
+    if (size) {
+      p.size = *size;
+      if (!tableInit(*init, p)) return false;
+      declare(it, scope, p);
+      return true;
+    }
     int heads = plan_.model.heads;
     if (init->kind == VK::Number) {
       p.init.assign(per_head ? static_cast<size_t>(heads) : 1, init->number);

@@ -98,9 +98,68 @@ struct Compiler {
     return push(n);
   }
 
+  // name[h] (a per-head value), name[x] (an entry of a shared table) or
+  // name[h][x] (an entry of the head's row of a per-head table).
+  std::optional<int> index(const ast::Expr& e) {
+    const bool nested = e.lhs->kind == ast::Expr::Kind::Index;
+    const ast::Expr& base = nested ? *e.lhs->lhs : *e.lhs;
+    if (base.kind != ast::Expr::Kind::Name) {
+      diags.error(e.range, "only parameters can be indexed in a score formula");
+      return std::nullopt;
+    }
+    const std::string& n = base.name.text;
+    if (!scope.params.count(n)) {
+      Diagnostic& d = diags.error(base.range, fmt::format("unknown parameter '{}' in score formula", n));
+      std::vector<std::string> names;
+      for (const auto& [pn, _] : scope.params) names.push_back(pn);
+      suggest(d, n, names);
+      return std::nullopt;
+    }
+    const int id = scope.params.at(n);
+    const plan::Param& p = scope.attention.params[static_cast<size_t>(id)];
+    auto isHead = [](const ast::Expr& x) { return x.kind == ast::Expr::Kind::Name && x.name.text == "h"; };
+    const std::string shape = p.per_head ? fmt::format("{}[h][...]", n) : fmt::format("{}[...]", n);
+    if (!p.table()) {
+      if (nested) {
+        diags.error(e.range, fmt::format("parameter '{}' is not a table; it has no entries to index", n));
+        return std::nullopt;
+      }
+      if (!isHead(*e.rhs)) {
+        Diagnostic& d = diags.error(e.rhs->range, "a per-head parameter is indexed by the head 'h'");
+        d.hint = fmt::format("write '{}[h]'", n);
+        return std::nullopt;
+      }
+      return param(n, e.range, true);
+    }
+    // A table: its entry index, after the head for a per-head table.
+    if (p.per_head && (!nested || !isHead(*e.lhs->rhs))) {
+      Diagnostic& d = diags.error(nested ? e.lhs->rhs->range : e.range,
+                                  fmt::format("table '{}' has a row per head: read it as '{}'", n, shape));
+      d.hint = "the head's row comes first, then the entry";
+      return std::nullopt;
+    }
+    if (!p.per_head && nested) {
+      Diagnostic& d = diags.error(e.lhs->rhs->range, fmt::format("table '{}' is shared by the heads: read it as '{}'", n, shape));
+      d.hint = "a table declared without [h] has one row for every head";
+      return std::nullopt;
+    }
+    auto at = compile(*e.rhs);
+    if (!at) return std::nullopt;
+    plan::FormulaNode node;
+    node.op = Op::Lookup;
+    node.param = id;
+    node.a = *at;
+    return push(node);
+  }
+
   std::optional<int> param(const std::string& name, SourceRange r, bool indexed) {
     auto it = scope.params.find(name);
     const plan::Param& p = scope.attention.params[static_cast<size_t>(it->second)];
+    if (p.table()) {
+      Diagnostic& d = diags.error(r, fmt::format("table '{}' is read one entry at a time", name));
+      d.hint = fmt::format("write '{}'", p.per_head ? name + "[h][index]" : name + "[index]");
+      return std::nullopt;
+    }
     if (p.per_head && !indexed) {
       Diagnostic& d = diags.error(r, fmt::format("per-head parameter '{}' must be indexed by the head", name));
       d.hint = fmt::format("write '{}[h]'", name);
@@ -147,26 +206,7 @@ struct Compiler {
         return std::nullopt;
       }
       case K::Member: return channel(e);
-      case K::Index: {
-        if (e.lhs->kind != ast::Expr::Kind::Name) {
-          diags.error(e.range, "only parameters can be indexed in a score formula");
-          return std::nullopt;
-        }
-        const std::string& n = e.lhs->name.text;
-        if (!scope.params.count(n)) {
-          Diagnostic& d = diags.error(e.lhs->range, fmt::format("unknown parameter '{}' in score formula", n));
-          std::vector<std::string> names;
-          for (const auto& [pn, _] : scope.params) names.push_back(pn);
-          suggest(d, n, names);
-          return std::nullopt;
-        }
-        if (e.rhs->kind != ast::Expr::Kind::Name || e.rhs->name.text != "h") {
-          Diagnostic& d = diags.error(e.rhs->range, "a per-head parameter is indexed by the head 'h'");
-          d.hint = fmt::format("write '{}[h]'", n);
-          return std::nullopt;
-        }
-        return param(n, e.range, true);
-      }
+      case K::Index: return index(e);
       case K::Unary: {
         auto a = compile(*e.lhs);
         if (!a) return std::nullopt;

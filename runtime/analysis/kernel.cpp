@@ -44,6 +44,8 @@ NodeId KernelProgram::inlineProgram(const KernelProgram& other, NodeId argument)
 
 double TreeInterpreter::node(NodeId i, double d) const {
   const formula::Node& n = program_.graph.node(i);
+  if (expr::isRead(n.op))
+    throw std::invalid_argument("a kernel of distance cannot read a table: " + program_.graph.render(i));
   switch (expr::arity(n.op)) {
     case 0: return n.op == Op::Var ? d : n.value;
     case 1: return expr::fold(n.op, node(n.a, d));
@@ -72,6 +74,8 @@ BlockInterpreter::BlockInterpreter(const KernelProgram& program) {
   std::unordered_map<NodeId, int> step_of;
   for (NodeId id : program.graph.reachable({program.root})) {
     const formula::Node& g = program.graph.node(id);
+    if (expr::isRead(g.op))  // kernels of distance read no storage (tables arrive as tableSelect)
+      throw std::invalid_argument("a kernel of distance cannot read a table: " + program.graph.render(id));
     KernelNode k;
     k.op = g.op;
     k.value = g.value;

@@ -137,12 +137,19 @@ torch::Tensor fusedAttentionWeights(const torch::Tensor& scores, const torch::Te
   spec.null_slot = attention.null_slot;
   spec.terms = attention.score_terms;
   std::vector<torch::Tensor> columns;
-  for (const auto& p : params) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    const auto& p = params[i];
+    const plan::Param& declared = attention.params.at(i);
     spec.learned.push_back(p.requires_grad());
-    columns.push_back((p.dim() == 0 ? p.expand({H}) : p.reshape({H})).to(dtype));
+    spec.widths.push_back(declared.width());
+    // (H, width): a value per head, or a table's entries per head.
+    torch::Tensor c = !declared.table() ? (p.dim() == 0 ? p.expand({H}) : p.reshape({H})).unsqueeze(1)
+                      : p.dim() == 1    ? p.unsqueeze(0).expand({H, declared.size})
+                                        : p.reshape({H, declared.size});
+    columns.push_back(c.to(dtype));
   }
   auto table = columns.empty() ? torch::zeros({H, 0}, scores.options())
-                               : torch::stack(columns, 1);  // (H, P)
+                               : torch::cat(columns, 1);  // (H, P), P = sum of widths
   const auto& kernel = jit::compileAttention(spec);
   // One name string per kernel, alive as long as the kernel (the process).
   static std::mutex names_mutex;

@@ -82,7 +82,13 @@ GptImpl::GptImpl(const plan::ExperimentPlan& plan, int64_t vocab_size)
     for (size_t i = 0; i < att.params.size(); ++i) {
       const auto& p = att.params[i];
       torch::Tensor t;
-      if (p.per_head) {
+      if (p.table()) {  // (H, size) per head, else (size)
+        const int64_t rows = p.per_head ? m.heads : 1;
+        std::vector<double> init = p.init;
+        if (init.size() != static_cast<size_t>(rows * p.size)) init.assign(static_cast<size_t>(rows * p.size), init.empty() ? 0.0 : init[0]);
+        t = torch::tensor(init, torch::kDouble).to(torch::kFloat);
+        t = p.per_head ? t.reshape({rows, p.size}) : t.reshape({p.size});
+      } else if (p.per_head) {
         std::vector<double> init = p.init;
         if (init.size() == 1) init.assign(m.heads, init[0]);
         t = torch::tensor(init, torch::kDouble).to(torch::kFloat);

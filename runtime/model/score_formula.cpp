@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -38,6 +39,26 @@ torch::Tensor evalFormula(const plan::Formula& formula, const torch::Tensor& sco
       case Op::Param: {
         const auto& p = params.at(n.param);
         r = p.dim() == 0 ? p : p.reshape({1, heads, 1, 1});
+        break;
+      }
+      case Op::Lookup: {
+        // The entry expr::lookupEntry picks (floor, clamped; NaN reads NaN),
+        // indexed from the head's row of an (H, N) table or from an (N)
+        // table; autograd accumulates the gradient into the entries read.
+        const auto& table = params.at(n.param).to(dtype);
+        const torch::Tensor& x = v.at(static_cast<size_t>(n.a));
+        const int64_t size = table.size(-1);
+        auto nan = torch::isnan(x);
+        auto entry = torch::where(nan, torch::zeros_like(x), x).floor().clamp(0, static_cast<double>(size - 1))
+                         .to(torch::kLong);
+        using torch::indexing::TensorIndex;
+        if (table.dim() == 2) {
+          auto head = torch::arange(heads, entry.options()).reshape({1, heads, 1, 1});
+          r = table.index({TensorIndex(head), TensorIndex(entry)});
+        } else {
+          r = table.index({TensorIndex(entry)});
+        }
+        r = torch::where(nan, torch::full_like(r, std::nan("")), r);
         break;
       }
       default: {

@@ -62,7 +62,13 @@ inline Inputs randomInputs(const plan::ExperimentPlan& p, int64_t B, int64_t L, 
   in.qch = ch;
   in.kch = ch;
   for (const auto& prm : p.attention.params) {
-    auto t = prm.per_head ? torch::tensor(prm.init, torch::kDouble) : torch::tensor(prm.init[0], torch::kDouble);
+    torch::Tensor t;
+    if (prm.table()) {  // (H, N) or (N), drawn around the start so that every entry differs
+      const std::vector<int64_t> shape = prm.per_head ? std::vector<int64_t>{H, prm.size} : std::vector<int64_t>{prm.size};
+      t = torch::tensor(prm.init, torch::kDouble).reshape(shape) + torch::randn(shape, torch::kDouble);
+    } else {
+      t = prm.per_head ? torch::tensor(prm.init, torch::kDouble) : torch::tensor(prm.init[0], torch::kDouble);
+    }
     in.params.push_back(t.to(dtype).set_requires_grad(true));
   }
   in.weight = torch::randn({B, H, L, L + (null_slot ? 1 : 0)}, torch::kDouble).to(dtype);

@@ -43,7 +43,7 @@ const std::vector<double>& operands() {
 std::vector<Op> operations() {
   std::vector<Op> ops;
   for (int i = 0; i < expr::kOpCount; ++i)
-    if (!expr::isLeaf(static_cast<Op>(i))) ops.push_back(static_cast<Op>(i));
+    if (expr::isElementwise(static_cast<Op>(i))) ops.push_back(static_cast<Op>(i));
   return ops;
 }
 

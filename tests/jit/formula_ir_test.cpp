@@ -66,7 +66,7 @@ TEST(FormulaIr, EveryOperationMatchesFiniteDifferences) {
     for (int i = 0; i < posc::expr::kOpCount; ++i) {
       const Op op = static_cast<Op>(i);
       const int n = arity(op);
-      if (n == 0) continue;
+      if (!posc::expr::isElementwise(op)) continue;  // leaves, and reads (Lookup: tests below)
       Graph g;
       // The first operand through 1.3 * x, to exercise the chain rule.
       Node node;
@@ -141,4 +141,47 @@ TEST(FormulaIr, ImportsPlanFormulasAndRendersThem) {
   e.q_channel[0] = 7;
   e.k_channel[0] = 3;
   EXPECT_DOUBLE_EQ(interpret(g, root, e), 1.0);
+}
+
+// Table reads: the entry lookupEntry picks (rounded down, clamped, NaN for a
+// NaN index) in both interpreters and in tableSelect's chain of selects,
+// never folded, with derivative 0 in the index and 1 in the entry read.
+TEST(FormulaIr, LookupReadsTheEntryAtTheRoundedDownClampedIndex) {
+  const std::vector<double> table = {10, 11, 12, 13};
+  const double nan = std::nan("");
+  const std::vector<std::pair<double, double>> cases = {
+      {0, 10}, {0.99, 10}, {1, 11}, {2.5, 12}, {3, 13}, {3.99, 13}, {7, 13}, {1e300, 13},
+      {-0.5, 10}, {-7, 10}, {-INFINITY, 10}, {INFINITY, 13}, {nan, nan}};
+  Graph g;
+  NodeId x = g.leaf(Op::Var, 0);
+  NodeId read = g.lookup(0, x);
+  NodeId chain = tableSelect(g, table, x);
+  EXPECT_EQ(g.node(g.lookup(0, g.constant(2.0))).op, Op::Lookup);  // entries are not constants of the graph
+  EXPECT_EQ(g.render(read), "p0[x0]");
+  Env env;
+  env.tables = {table};
+  for (auto [index, want] : cases) {
+    env.vars = {index};
+    const int e = posc::expr::lookupEntry(index, 4);
+    if (std::isnan(want)) {
+      EXPECT_EQ(e, -1);
+      EXPECT_TRUE(std::isnan(evaluate(g, read, env)));
+      EXPECT_TRUE(std::isnan(interpret(g, read, env)));
+      EXPECT_TRUE(std::isnan(evaluate(g, chain, env)));
+      continue;
+    }
+    EXPECT_EQ(table.at(static_cast<size_t>(e)), want) << index;
+    EXPECT_EQ(evaluate(g, read, env), want) << index;
+    EXPECT_EQ(interpret(g, read, env), want) << index;
+    EXPECT_EQ(evaluate(g, chain, env), want) << index;
+  }
+  // f = s * t[x]: df/ds = t[x], df/dx = 0, df/d(the read entry) = s.
+  NodeId s = g.leaf(Op::Score);
+  NodeId f = g.binary(Op::Mul, s, read);
+  env.score = 1.5;
+  env.vars = {2.2};
+  EXPECT_EQ(evaluate(g, g.derivative(f, Wrt::score()), env), 12.0);
+  EXPECT_TRUE(g.isConst(g.derivative(f, Wrt::var(0)), 0.0));
+  EXPECT_TRUE(g.isConst(g.derivative(f, Wrt::param(0)), 0.0));  // a table's entries are Wrt::node
+  EXPECT_EQ(evaluate(g, g.derivative(f, Wrt::node(read)), env), 1.5);
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 
 #include "runtime/analysis/kernel.h"
@@ -192,4 +193,22 @@ TEST(ReplSession, LoadTurnsScoreFormulasIntoKernels) {
   // The failed loads left the earlier definitions alone.
   EXPECT_NEAR(valueOf(s, "q", 4), 10 * std::exp(-0.5 * 4), 1e-12);
   EXPECT_EQ(s.submit("q(4)").text, "1.35335\n");
+}
+
+TEST(ReplSession, LoadReadsATableAtTheDistance) {
+  // A per-head table read at |d|: head 1's row, rounded down and clamped.
+  const std::string file = ::testing::TempDir() + "/repl_table.pos";
+  {
+    std::ofstream out(file);
+    out << "experiment e {\n  model { layers = 1  width = 32  heads = 2 }\n  attention {\n"
+           "    param t[h][4] = [[1, 2, 3, 4], [10, 20, 30, 40]]\n"
+           "    score = s + t[h][abs(q.position - k.position) / 2]\n  }\n}\n";
+  }
+  Files files;
+  Session s(files.writer());
+  Reply r = s.submit(":load \"" + file + "\", head = 1, s = 0.5, as = tk");
+  ASSERT_FALSE(r.failed()) << r.errors;
+  EXPECT_NE(r.text.find("t[1] = [10, 20, 30, 40]"), std::string::npos) << r.text;
+  const std::map<double, double> want = {{0, 10.5}, {1, 10.5}, {-2, 20.5}, {3, 20.5}, {5, 30.5}, {-6, 40.5}, {100, 40.5}};
+  for (auto [d, v] : want) EXPECT_EQ(valueOf(s, "tk", d), v) << d;
 }

@@ -27,6 +27,13 @@ double paramValue(const plan::Param& p, int head) {
   return p.per_head ? p.init.at(static_cast<size_t>(head) % p.init.size()) : p.init.front();
 }
 
+// The entries of a table that `head` reads (its row of a per-head table).
+std::vector<double> tableRow(const plan::Param& p, int head) {
+  const size_t w = static_cast<size_t>(p.width());
+  const size_t rows = p.init.size() / w, r = p.per_head && rows ? static_cast<size_t>(head) % rows : 0;
+  return {p.init.begin() + static_cast<std::ptrdiff_t>(r * w), p.init.begin() + static_cast<std::ptrdiff_t>((r + 1) * w)};
+}
+
 // The stdlib module (file stem) that defines `component`, by a scan of the
 // stdlib folders; all component names seen go to `known`.
 std::optional<std::string> moduleDefining(const std::string& component, std::vector<std::string>& known) {
@@ -74,11 +81,21 @@ ScoreKernel scoreKernel(const plan::AttentionPlan& attention, int head, double s
           return p.graph.constant(paramValue(attention.params.at(static_cast<size_t>(n.param)), head));
         default: return p.graph.constant(0.0);  // the key's channel
       }
+    }, [&](const plan::FormulaNode& n, NodeId index) -> NodeId {
+      params.insert(n.param);
+      return formula::tableSelect(p.graph, tableRow(attention.params.at(static_cast<size_t>(n.param)), head), index);
     });
     std::string line = fmt::format("{}: s <- {}", t.name, plan::renderFormula(t.formula, attention));
     std::vector<std::string> values;
     for (int k : params) {
       const plan::Param& prm = attention.params.at(static_cast<size_t>(k));
+      if (prm.table()) {
+        std::vector<std::string> entries;
+        for (double v : tableRow(prm, head)) entries.push_back(plot::formatNumber(v, 6));
+        values.push_back(fmt::format("{}{} = [{}]", prm.name, prm.per_head ? fmt::format("[{}]", head) : "",
+                                     fmt::join(entries, ", ")));
+        continue;
+      }
       values.push_back(fmt::format("{}{} = {}", prm.name, prm.per_head ? fmt::format("[{}]", head) : "",
                                    plot::formatNumber(paramValue(prm, head), 6)));
     }
