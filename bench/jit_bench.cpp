@@ -30,7 +30,7 @@
 
 #include "bench/decay_attention.h"
 #include "compiler/formula/formula.h"
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 #include "runtime/model/attention.h"
 #include "runtime/model/fused_attention.h"
 #include "runtime/model/score_formula.h"

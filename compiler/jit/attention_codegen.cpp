@@ -10,7 +10,7 @@
 
 #include "compiler/jit/emit.h"
 #include "compiler/jit/engine.h"
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 
 namespace posc::jit {
 
@@ -322,16 +322,16 @@ std::string keyFor(const AttentionSpec& spec, const KernelFormulas& kf) {
 }
 
 std::mutex g_mutex;
-std::unordered_map<std::string, std::unique_ptr<AttentionKernel>> g_attention;
+std::unordered_map<std::string, std::unique_ptr<CompiledAttention>> g_attention;
 std::atomic<size_t> g_compiled{0};
 
 }  // namespace
 
 void detail::noteCompiled() { ++g_compiled; }
 
-size_t compiledKernelCount() { return g_compiled.load(); }
+size_t compiledFunctionCount() { return g_compiled.load(); }
 
-struct AttentionKernel::Lazy {
+struct CompiledAttention::Lazy {
   AttentionSpec spec;
   std::atomic<void*> optimised_forward{nullptr};
   double optimised_ms = 0.0;
@@ -340,19 +340,19 @@ struct AttentionKernel::Lazy {
   double backward_ms = 0.0;
 };
 
-void* AttentionKernel::forward() const {
+void* CompiledAttention::forward() const {
   void* fn = lazy->optimised_forward.load(std::memory_order_acquire);
   return fn ? fn : quick_forward;
 }
 
-void* AttentionKernel::optimisedForward() const { return lazy->optimised_forward.load(std::memory_order_acquire); }
+void* CompiledAttention::optimisedForward() const { return lazy->optimised_forward.load(std::memory_order_acquire); }
 
-double AttentionKernel::optimisedCompileMs() const { return optimisedForward() ? lazy->optimised_ms : 0.0; }
+double CompiledAttention::optimisedCompileMs() const { return optimisedForward() ? lazy->optimised_ms : 0.0; }
 
-AttentionKernel::AttentionKernel() : lazy(std::make_unique<Lazy>()) {}
-AttentionKernel::~AttentionKernel() = default;
+CompiledAttention::CompiledAttention() : lazy(std::make_unique<Lazy>()) {}
+CompiledAttention::~CompiledAttention() = default;
 
-void* AttentionKernel::backward() const {
+void* CompiledAttention::backward() const {
   if (void* fn = lazy->backward.load(std::memory_order_acquire)) return fn;
   std::call_once(lazy->once, [&] {
     auto t0 = std::chrono::steady_clock::now();
@@ -366,18 +366,18 @@ void* AttentionKernel::backward() const {
   return lazy->backward.load(std::memory_order_acquire);
 }
 
-double AttentionKernel::backwardCompileMs() const {
+double CompiledAttention::backwardCompileMs() const {
   return lazy->backward.load(std::memory_order_acquire) ? lazy->backward_ms : 0.0;
 }
 
-const AttentionKernel& compileAttention(const AttentionSpec& spec) {
+const CompiledAttention& compileAttention(const AttentionSpec& spec) {
   auto t0 = std::chrono::steady_clock::now();
   auto kf = formulasFor(spec);
   std::string key = keyFor(spec, *kf);
   std::lock_guard<std::mutex> lock(g_mutex);
   if (auto it = g_attention.find(key); it != g_attention.end()) return *it->second;
 
-  auto kernel = std::make_unique<AttentionKernel>();
+  auto kernel = std::make_unique<CompiledAttention>();
   kernel->key = key;
   kernel->hash = formula::hashText(key);
   kernel->lazy->spec = spec;

@@ -233,7 +233,7 @@ inline double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Counts kernels compiled in this process (compiledKernelCount()).
+// Counts kernels compiled in this process (compiledFunctionCount()).
 void noteCompiled();
 
 }  // namespace posc::jit::detail

@@ -1,5 +1,5 @@
 // Sweeps of one expression over an evenly spaced grid, with cosines and sines
-// of affine arguments computed by rotation: see kernels.h (GridKernel).
+// of affine arguments computed by rotation: see kernels.h (CompiledGrid).
 //
 // The generated function, for V doubles per vector and K = 64 vectors per
 // block:
@@ -30,7 +30,7 @@
 
 #include "compiler/jit/emit.h"
 #include "compiler/jit/engine.h"
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 
 namespace posc::jit {
 
@@ -284,11 +284,11 @@ std::string keyFor(const Graph& g, NodeId root, int width) {
 }
 
 std::mutex g_mutex;
-std::unordered_map<std::string, std::unique_ptr<GridKernel>> g_grids;
+std::unordered_map<std::string, std::unique_ptr<CompiledGrid>> g_grids;
 
 }  // namespace
 
-const GridKernel& compileGrid(const Graph& g, NodeId root) {
+const CompiledGrid& compileGrid(const Graph& g, NodeId root) {
   auto t0 = std::chrono::steady_clock::now();
   checkVariable(g, root);
   auto& engine = Engine::get();
@@ -296,7 +296,7 @@ const GridKernel& compileGrid(const Graph& g, NodeId root) {
   const std::string key = keyFor(g, root, width);
   std::lock_guard<std::mutex> lock(g_mutex);
   if (auto it = g_grids.find(key); it != g_grids.end()) return *it->second;
-  auto kernel = std::make_unique<GridKernel>();
+  auto kernel = std::make_unique<CompiledGrid>();
   kernel->hash = formula::hashText(key);
   kernel->width = width;
   const std::string name = fmt::format("posc_grid_{:016x}", kernel->hash);
@@ -304,7 +304,7 @@ const GridKernel& compileGrid(const Graph& g, NodeId root) {
   auto m = engine.newModule(*ctx, name);
   kernel->rotated = GridGenerator(*m, g, root, width, engine.vectorMathAvailable()).generate(name);
   engine.optimise(*m);
-  kernel->fn = reinterpret_cast<GridKernel::Fn>(engine.link(std::move(ctx), std::move(m), {name})[0]);
+  kernel->fn = reinterpret_cast<CompiledGrid::Fn>(engine.link(std::move(ctx), std::move(m), {name})[0]);
   kernel->compile_ms = msSince(t0);
   detail::noteCompiled();
   auto& ref = *kernel;

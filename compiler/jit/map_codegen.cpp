@@ -10,7 +10,7 @@
 
 #include "compiler/jit/emit.h"
 #include "compiler/jit/engine.h"
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 
 namespace posc::jit {
 
@@ -55,17 +55,17 @@ void generateMap(llvm::Module& m, const std::string& name, const Graph& g, NodeI
 }
 
 std::mutex g_mutex;
-std::unordered_map<std::string, std::unique_ptr<MapKernel>> g_maps;
+std::unordered_map<std::string, std::unique_ptr<CompiledMap>> g_maps;
 
 }  // namespace
 
-const MapKernel& compileMap(const Graph& g, NodeId root, int var_count) {
+const CompiledMap& compileMap(const Graph& g, NodeId root, int var_count) {
   auto t0 = std::chrono::steady_clock::now();
   checkVariables(g, root, var_count);
   std::string key = fmt::format("map vars={}\n{}", var_count, g.canonical({root}));
   std::lock_guard<std::mutex> lock(g_mutex);
   if (auto it = g_maps.find(key); it != g_maps.end()) return *it->second;
-  auto kernel = std::make_unique<MapKernel>();
+  auto kernel = std::make_unique<CompiledMap>();
   kernel->hash = formula::hashText(key);
   const std::string name = fmt::format("posc_map_{:016x}", kernel->hash);
   auto& engine = Engine::get();
@@ -73,7 +73,7 @@ const MapKernel& compileMap(const Graph& g, NodeId root, int var_count) {
   auto m = engine.newModule(*ctx, name);
   generateMap(*m, name, g, root, var_count);
   engine.optimise(*m);
-  kernel->fn = reinterpret_cast<MapKernel::Fn>(engine.link(std::move(ctx), std::move(m), {name})[0]);
+  kernel->fn = reinterpret_cast<CompiledMap::Fn>(engine.link(std::move(ctx), std::move(m), {name})[0]);
   kernel->compile_ms = msSince(t0);
   detail::noteCompiled();
   auto& ref = *kernel;

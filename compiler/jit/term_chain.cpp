@@ -1,6 +1,6 @@
 // The term chain of an attention as one formula expression: see kernels.h.
 // LLVM-free, so it is also what the tests interpret as a reference.
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 
 namespace posc::jit {
 

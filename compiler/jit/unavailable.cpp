@@ -1,7 +1,7 @@
 // The JIT in a build without LLVM (POSC_WITH_LLVM=OFF): it says so.
 #include <stdexcept>
 
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 
 namespace posc::jit {
 
@@ -13,24 +13,24 @@ namespace {
 }  // namespace
 
 bool available() { return false; }
-const AttentionKernel& compileAttention(const AttentionSpec&) { unavailable(); }
+const CompiledAttention& compileAttention(const AttentionSpec&) { unavailable(); }
 std::string attentionIR(const AttentionSpec&) { unavailable(); }
-const MapKernel& compileMap(const formula::Graph&, formula::NodeId, int) { unavailable(); }
+const CompiledMap& compileMap(const formula::Graph&, formula::NodeId, int) { unavailable(); }
 std::string mapIR(const formula::Graph&, formula::NodeId, int) { unavailable(); }
-const GridKernel& compileGrid(const formula::Graph&, formula::NodeId) { unavailable(); }
+const CompiledGrid& compileGrid(const formula::Graph&, formula::NodeId) { unavailable(); }
 std::string gridIR(const formula::Graph&, formula::NodeId) { unavailable(); }
 
-// No AttentionKernel is ever made here; these keep the class complete.
-struct AttentionKernel::Lazy {};
-AttentionKernel::AttentionKernel() = default;
-AttentionKernel::~AttentionKernel() = default;
-void* AttentionKernel::backward() const { unavailable(); }
-void* AttentionKernel::forward() const { unavailable(); }
-void* AttentionKernel::optimisedForward() const { return nullptr; }
-double AttentionKernel::optimisedCompileMs() const { return 0.0; }
+// No CompiledAttention is ever made here; these keep the class complete.
+struct CompiledAttention::Lazy {};
+CompiledAttention::CompiledAttention() = default;
+CompiledAttention::~CompiledAttention() = default;
+void* CompiledAttention::backward() const { unavailable(); }
+void* CompiledAttention::forward() const { unavailable(); }
+void* CompiledAttention::optimisedForward() const { return nullptr; }
+double CompiledAttention::optimisedCompileMs() const { return 0.0; }
 void finishBackgroundCompiles() {}
 bool hasVectorLibm235() { return false; }
-double AttentionKernel::backwardCompileMs() const { return 0.0; }
-size_t compiledKernelCount() { return 0; }
+double CompiledAttention::backwardCompileMs() const { return 0.0; }
+size_t compiledFunctionCount() { return 0; }
 
 }  // namespace posc::jit

@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "compiler/formula/formula.h"
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 #include "runtime/analysis/kernel.h"
 
 namespace posc::analysis {
@@ -41,8 +41,8 @@ class JitEvaluator final : public KernelEvaluator {
  private:
   formula::Graph graph_;
   formula::NodeId root_ = -1;
-  jit::MapKernel::Fn map_ = nullptr;
-  mutable std::atomic<jit::GridKernel::Fn> grid_{nullptr};
+  jit::CompiledMap::Fn map_ = nullptr;
+  mutable std::atomic<jit::CompiledGrid::Fn> grid_{nullptr};
 };
 
 }  // namespace

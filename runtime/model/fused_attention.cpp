@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 
 namespace posc::model {
 
@@ -27,7 +27,7 @@ std::string termNames(const plan::AttentionPlan& attention) {
 }
 
 template <typename T>
-int64_t runForward(const jit::AttentionKernel& k, const torch::Tensor& s, torch::Tensor& probs,
+int64_t runForward(const jit::CompiledAttention& k, const torch::Tensor& s, torch::Tensor& probs,
                    const torch::Tensor& qch, const torch::Tensor& kch, const torch::Tensor& table) {
   const int64_t B = s.size(0), H = s.size(1), Lq = s.size(2), Lk = s.size(3), W = probs.size(3);
   const int64_t P = table.size(1), C = qch.size(1);
@@ -51,7 +51,7 @@ int64_t runForward(const jit::AttentionKernel& k, const torch::Tensor& s, torch:
 }
 
 template <typename T>
-void runBackward(const jit::AttentionKernel& k, const torch::Tensor& s, const torch::Tensor& probs,
+void runBackward(const jit::CompiledAttention& k, const torch::Tensor& s, const torch::Tensor& probs,
                  const torch::Tensor& gprobs, torch::Tensor& gscores, torch::Tensor& gblocks,
                  const torch::Tensor& qch, const torch::Tensor& kch, const torch::Tensor& table) {
   const int64_t B = s.size(0), H = s.size(1), Lq = s.size(2), Lk = s.size(3), W = probs.size(3);
@@ -78,7 +78,7 @@ struct FusedAttention : torch::autograd::Function<FusedAttention> {
   // qch (B, C, Lq), kch (B, C, Lk) in the scores' dtype; table (H, P).
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& scores,
                                const torch::Tensor& table, const torch::Tensor& qch,
-                               const torch::Tensor& kch, const jit::AttentionKernel* kernel,
+                               const torch::Tensor& kch, const jit::CompiledAttention* kernel,
                                bool null_slot, const std::string* names) {
     auto s = scores.contiguous();
     auto t = table.contiguous();
@@ -103,7 +103,7 @@ struct FusedAttention : torch::autograd::Function<FusedAttention> {
     const auto& qch = saved[2];
     const auto& kch = saved[3];
     const auto& t = saved[4];
-    auto* kernel = reinterpret_cast<const jit::AttentionKernel*>(ctx->saved_data["kernel"].toInt());
+    auto* kernel = reinterpret_cast<const jit::CompiledAttention*>(ctx->saved_data["kernel"].toInt());
     auto g = grads[0].contiguous();
     auto gscores = torch::empty_like(s);
     const int64_t B = s.size(0), H = s.size(1), P = t.size(1);
@@ -153,7 +153,7 @@ torch::Tensor fusedAttentionWeights(const torch::Tensor& scores, const torch::Te
   const auto& kernel = jit::compileAttention(spec);
   // One name string per kernel, alive as long as the kernel (the process).
   static std::mutex names_mutex;
-  static std::map<const jit::AttentionKernel*, std::string> names;
+  static std::map<const jit::CompiledAttention*, std::string> names;
   const std::string* name = nullptr;
   {
     std::lock_guard<std::mutex> lock(names_mutex);

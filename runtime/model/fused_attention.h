@@ -3,7 +3,7 @@
 // fusedAttentionWeights(...) computes exactly what
 //   attentionWeights(applyScoreTerms(scores, ...), softmax, null_slot)
 // computes (score_formula.h, attention.h), but in one generated function per
-// (batch, head) block (compiler/jit/kernels.h) instead of one LibTorch
+// (batch, head) block (compiler/jit/compiled.h) instead of one LibTorch
 // operation per formula node, with a generated backward pass into the raw
 // scores and the score parameters. Blocks run in parallel over LibTorch's
 // intra-op threads.

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/probe/kernel.h"
+#include "runtime/probe/head_scores.h"
 #include "runtime/probe/lookup.h"
 #include "runtime/probe/probe.h"
 

@@ -7,7 +7,7 @@
 
 #include "compiler/plan/plan.h"
 #include "runtime/model/gpt.h"
-#include "runtime/probe/kernel.h"
+#include "runtime/probe/head_scores.h"
 #include "runtime/probe/problems.h"
 
 namespace posc::probe {

@@ -23,7 +23,7 @@
 #include "runtime/probe/probe.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/results/tables.h"
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 #include "runtime/model/fused_attention.h"
 #include "runtime/train/run_experiment.h"
 #include "runtime/train/checkpoint.h"

@@ -21,7 +21,7 @@
 
 #include "compiler/expr/ops.h"
 #include "compiler/formula/formula.h"
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 #include "compiler/parse/parser.h"
 #include "compiler/sema/evaluate.h"
 #include "compiler/sema/formula.h"

@@ -14,7 +14,7 @@
 #include <cmath>
 
 #include "runtime/model/gpt.h"
-#include "runtime/probe/kernel.h"
+#include "runtime/probe/head_scores.h"
 #include "runtime/probe/lookup.h"
 #include "runtime/probe/problems.h"
 #include "runtime/probe/sink_share.h"

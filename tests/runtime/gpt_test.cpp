@@ -11,7 +11,7 @@
 #include <map>
 
 #include "model_test_util.h"
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 #include "runtime/model/attention.h"
 #include "runtime/model/gpt.h"
 

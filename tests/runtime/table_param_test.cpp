@@ -12,7 +12,7 @@
 #include <string>
 
 #include "compiler/driver/compile.h"
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 #include "runtime/model/attention.h"
 #include "runtime/model/fused_attention.h"
 #include "runtime/model/score_formula.h"

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "compiler/ast/ast.h"
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 #include "tools/posc/cli.h"
 
 namespace posc::cli {

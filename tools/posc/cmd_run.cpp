@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 #include "runtime/handset/run_handset.h"
 #include "runtime/train/run_experiment.h"
 #include "tools/posc/blas_kernels.h"

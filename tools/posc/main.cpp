@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 #include "compiler/sema/probes.h"
 #include "runtime/onnx/export_onnx.h"
 #include "compiler/sema/settings.h"

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "compiler/jit/kernels.h"
+#include "compiler/jit/compiled.h"
 
 using namespace posc;
 using formula::NodeId;
@@ -106,7 +106,7 @@ std::vector<T> cast(const std::vector<double>& v) {
 }
 
 template <typename T>
-std::vector<double> runForward(const jit::AttentionKernel& k, const jit::AttentionSpec& spec,
+std::vector<double> runForward(const jit::CompiledAttention& k, const jit::AttentionSpec& spec,
                                const Block& b, int head, int64_t* bad = nullptr) {
   const int W = b.Lk + (spec.null_slot ? 1 : 0);
   auto s = cast<T>(b.scores), q = cast<T>(b.qch), kk = cast<T>(b.kch), p = cast<T>(b.params);
@@ -208,7 +208,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(plan::SoftmaxKind::Standard, plan::SoftmaxKind::Softmax1),
                        ::testing::Bool()));
 
-TEST(AttentionKernel, CountsRowsWithNonFiniteScores) {
+TEST(CompiledAttention, CountsRowsWithNonFiniteScores) {
   if (!jit::available()) GTEST_SKIP() << "built without LLVM";
   auto spec = decaySpec(jit::DType::F32, plan::SoftmaxKind::Standard, false);
   const auto& k = jit::compileAttention(spec);
@@ -220,19 +220,19 @@ TEST(AttentionKernel, CountsRowsWithNonFiniteScores) {
   EXPECT_EQ(bad, 2);
 }
 
-TEST(AttentionKernel, CachedBySpecialisation) {
+TEST(CompiledAttention, CachedBySpecialisation) {
   if (!jit::available()) GTEST_SKIP() << "built without LLVM";
   auto spec = decaySpec(jit::DType::F32, plan::SoftmaxKind::Standard, false);
   const auto& a = jit::compileAttention(spec);
-  size_t n = jit::compiledKernelCount();
+  size_t n = jit::compiledFunctionCount();
   const auto& b = jit::compileAttention(spec);
   EXPECT_EQ(&a, &b);
-  EXPECT_EQ(jit::compiledKernelCount(), n);
+  EXPECT_EQ(jit::compiledFunctionCount(), n);
   spec.dtype = jit::DType::F64;
   const auto& c = jit::compileAttention(spec);
   EXPECT_NE(&a, &c);
   EXPECT_NE(a.hash, c.hash);
-  EXPECT_EQ(jit::compiledKernelCount(), n + 1);
+  EXPECT_EQ(jit::compiledFunctionCount(), n + 1);
   // The optimised IR calls libmvec's vector exp: the row passes vectorised.
   const std::string ir = jit::attentionIR(spec);
   EXPECT_NE(ir.find("_ZGV"), std::string::npos) << ir;
@@ -240,7 +240,7 @@ TEST(AttentionKernel, CachedBySpecialisation) {
 
 // libmvec against libm, through a compiled map. glibc documents at most 4 ulp
 // for its vector exp, log, sin and cos; the bound asserted here is that.
-TEST(MapKernel, VectorMathWithinFourUlpOfLibm) {
+TEST(CompiledMap, VectorMathWithinFourUlpOfLibm) {
   if (!jit::available()) GTEST_SKIP() << "built without LLVM";
   struct Case {
     Op op;
@@ -283,7 +283,7 @@ TEST(MapKernel, VectorMathWithinFourUlpOfLibm) {
   }
 }
 
-TEST(MapKernel, SixteenTermCosineSumMatchesInterpreter) {
+TEST(CompiledMap, SixteenTermCosineSumMatchesInterpreter) {
   if (!jit::available()) GTEST_SKIP() << "built without LLVM";
   formula::Graph g;
   NodeId d = g.leaf(Op::Var, 0), sum = g.constant(0.0);
@@ -355,7 +355,7 @@ double worstGridError(const GridCase& c, double d0, double h, int64_t n) {
 
 }  // namespace
 
-TEST(GridKernel, RotationMatchesLibmOverTheBenchmarkRange) {
+TEST(CompiledGrid, RotationMatchesLibmOverTheBenchmarkRange) {
   if (!jit::available()) GTEST_SKIP() << "built without LLVM";
   GridCase c = mixedKernel();
   const auto& k = jit::compileGrid(c.g, c.root);
@@ -372,7 +372,7 @@ TEST(GridKernel, RotationMatchesLibmOverTheBenchmarkRange) {
   EXPECT_EQ(worstGridError(c, 3, 2.0, 0), 0.0);
 }
 
-TEST(GridKernel, KernelsWithoutAffineTrigAndCachingByFormula) {
+TEST(CompiledGrid, KernelsWithoutAffineTrigAndCachingByFormula) {
   if (!jit::available()) GTEST_SKIP() << "built without LLVM";
   GridCase c;
   NodeId d = c.g.leaf(Op::Var, 0);
@@ -389,7 +389,7 @@ TEST(GridKernel, KernelsWithoutAffineTrigAndCachingByFormula) {
   EXPECT_NE(jit::gridIR(c.g, c.root).find("define void @posc_grid_"), std::string::npos);
 }
 
-TEST(AttentionKernel, BackwardCompiledOnFirstUse) {
+TEST(CompiledAttention, BackwardCompiledOnFirstUse) {
   if (!jit::available()) GTEST_SKIP() << "built without LLVM";
   auto spec = decaySpec(jit::DType::F64, plan::SoftmaxKind::Standard, true);
   spec.terms[0].formula.nodes[4].op = plan::FormulaNode::Op::Add;  // q.c + k.c: a formula no other test compiles
@@ -404,7 +404,7 @@ TEST(AttentionKernel, BackwardCompiledOnFirstUse) {
 
 // The quick tier (cheap machine-code generation) and the optimised tier that
 // replaces it compile the same IR, so they must compute the same bits.
-TEST(AttentionKernel, QuickAndOptimisedTiersAgreeBitForBit) {
+TEST(CompiledAttention, QuickAndOptimisedTiersAgreeBitForBit) {
   if (!jit::available()) GTEST_SKIP() << "built without LLVM";
   for (auto dtype : {jit::DType::F32, jit::DType::F64}) {
     auto spec = decaySpec(dtype, plan::SoftmaxKind::Softmax1, true);

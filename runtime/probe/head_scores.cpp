@@ -1,5 +1,5 @@
 // Kernel sweep and band split: see kernel.h.
-#include "runtime/probe/kernel.h"
+#include "runtime/probe/head_scores.h"
 
 #include <torch/torch.h>
 

@@ -1,4 +1,9 @@
-// Score-formula kernels compiled by LLVM's ORC JIT.
+// Functions compiled by LLVM's ORC JIT: fused attention over score formulas,
+// elementwise maps and grid sweeps of formula expressions.
+//
+// (Naming: in posc a "kernel" is a head's score as a function of distance,
+// runtime/analysis; what this stage produces is machine code, so its types
+// are Compiled*: CompiledAttention, CompiledMap, CompiledGrid.)
 //
 // The tensor-op lowering (runtime/model/score_formula) runs one LibTorch
 // operation per formula node, each a full pass over the (B, H, Lq, Lk) scores.
@@ -8,16 +13,16 @@
 // block, optimised with loop vectorisation for the host CPU; a second
 // generated function is its backward pass, built from symbolic derivatives of
 // the term chain (compiler/formula), compiled the first time it is needed
-// (evaluation and probes never need it; a new formula's forward kernel is
+// (evaluation and probes never need it; a new formula's forward function is
 // ready in about half the time of the pair). exp, log, sin, cos and pow vectorise
 // through glibc's libmvec (LLVM's LIBMVEC-X86 vector-library mapping); its
 // documented maximum error is 4 ulp, and tests/jit checks it against libm.
 //
 // The functions work on raw arrays, so this stage includes neither LibTorch
-// nor, in its header, LLVM. One long-lived LLJIT serves the process; kernels
-// are cached by the canonical text of their specialisation (formula graph,
-// dtype, softmax kind, null slot, which parameters are learned), so a second
-// request for the same attention costs a hash-map lookup.
+// nor, in its header, LLVM. One long-lived LLJIT serves the process; compiled
+// functions are cached by the canonical text of their specialisation (formula
+// graph, dtype, softmax kind, null slot, which parameters are learned, table
+// sizes), so a second request for the same attention costs a hash-map lookup.
 //
 // Built without LLVM (POSC_WITH_LLVM=OFF), available() is false and every
 // compile function throws std::runtime_error saying so.
@@ -94,12 +99,12 @@ using BackwardFn = void (*)(const T* scores, const T* probs, const T* gprobs, T*
                             T* gparams, const T* qch, const T* kch, const T* params, int64_t Lq,
                             int64_t Lk, int64_t head);
 
-class AttentionKernel {
+class CompiledAttention {
  public:
-  AttentionKernel();
-  ~AttentionKernel();
-  AttentionKernel(const AttentionKernel&) = delete;
-  AttentionKernel& operator=(const AttentionKernel&) = delete;
+  CompiledAttention();
+  ~CompiledAttention();
+  CompiledAttention(const CompiledAttention&) = delete;
+  CompiledAttention& operator=(const CompiledAttention&) = delete;
 
   std::string key;          // the canonical specialisation text
   uint64_t hash = 0;        // hashText(key)
@@ -129,7 +134,7 @@ class AttentionKernel {
 // Compiles (or finds in the cache) the forward kernel for `spec`; its
 // backward follows on demand. Thread-safe. The reference stays valid for the
 // life of the process.
-const AttentionKernel& compileAttention(const AttentionSpec& spec);
+const CompiledAttention& compileAttention(const AttentionSpec& spec);
 
 // The optimised LLVM IR of the forward and backward functions for `spec`
 // (`posc emit llvm`, tests). Generated afresh, not cached, not linked.
@@ -140,13 +145,13 @@ std::string attentionIR(const AttentionSpec& spec);
 // precision. The expression may use Var leaves (index < var_count), Const and
 // any operation; Score, channels, Head and Param leaves are rejected with
 // std::invalid_argument. Vectorised like the attention kernels.
-struct MapKernel {
+struct CompiledMap {
   using Fn = void (*)(const double* const* vars, double* out, int64_t n);
   Fn fn = nullptr;
   uint64_t hash = 0;
   double compile_ms = 0.0;
 };
-const MapKernel& compileMap(const formula::Graph& g, formula::NodeId root, int var_count);
+const CompiledMap& compileMap(const formula::Graph& g, formula::NodeId root, int var_count);
 // The optimised IR of that map (not cached, not linked).
 std::string mapIR(const formula::Graph& g, formula::NodeId root, int var_count);
 
@@ -166,7 +171,7 @@ std::string mapIR(const formula::Graph& g, formula::NodeId root, int var_count);
 // amplitude (tests/jit compares against libm). Everything else in the
 // expression is evaluated on the vectors, its exp/log/sin/cos/pow through
 // libmvec's variants of width V.
-struct GridKernel {
+struct CompiledGrid {
   using Fn = void (*)(double d0, double step, double* out, int64_t n);
   Fn fn = nullptr;
   uint64_t hash = 0;
@@ -174,12 +179,12 @@ struct GridKernel {
   int rotated = 0;  // distinct trig arguments computed by rotation
   int width = 0;    // V
 };
-const GridKernel& compileGrid(const formula::Graph& g, formula::NodeId root);
+const CompiledGrid& compileGrid(const formula::Graph& g, formula::NodeId root);
 std::string gridIR(const formula::Graph& g, formula::NodeId root);
 
 // Number of distinct kernels compiled so far (attention and map), for tests
 // of the cache.
-size_t compiledKernelCount();
+size_t compiledFunctionCount();
 
 // Whether tanh and log1p in kernels go to libmvec's vector versions (glibc
 // 2.35 and later: within 4 ulp of libm); otherwise tanh is
