@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compiler/sema/expression.h"
+
 namespace posc::sema {
 
 using Op = plan::FormulaNode::Op;
@@ -27,16 +29,28 @@ bool channelFromName(const std::string& name, plan::Channel& out) {
 
 namespace {
 
-struct Compiler {
+// Score formulas as a context of the one binder (expression.h): nodes are
+// entries of a flat plan::Formula; names are s, h, pi, parameters and numeric
+// arguments; members are channels; indexing reads parameters and tables.
+class FormulaContext final : public ExpressionContext {
+ public:
+  FormulaContext(const FormulaScope& scope, DiagnosticEngine& diags) : scope(scope), diags(diags) {}
   const FormulaScope& scope;
   DiagnosticEngine& diags;
   plan::Formula out;
+
+  std::string what() const override { return "score formula"; }
+  ExprNode constant(double v) override { return constantNode(v); }
+  ExprNode operation(SourceRange at, Op o, ExprNode a, ExprNode b, ExprNode c) override { return op(at, o, a, b, c); }
+  std::optional<ExprNode> member(const ast::Expr& e, Binder&) override { return channel(e); }
+  std::optional<ExprNode> index(const ast::Expr& e, Binder& binder) override { return indexed(e, binder); }
+  std::optional<ExprNode> name(const ast::Expr& e, Binder&) override { return named(e); }
 
   int push(plan::FormulaNode n) {
     out.nodes.push_back(n);
     return static_cast<int>(out.nodes.size() - 1);
   }
-  int constant(double v) {
+  int constantNode(double v) {
     plan::FormulaNode n;
     n.op = Op::Const;
     n.value = v;
@@ -59,7 +73,7 @@ struct Compiler {
         d.hint = "every score would be NaN or infinite; check the operands' signs and magnitudes";
       }
       // The operand constants become dead; prune() removes them.
-      return constant(v);
+      return constantNode(v);
     }
     plan::FormulaNode n;
     n.op = o;
@@ -100,7 +114,7 @@ struct Compiler {
 
   // name[h] (a per-head value), name[x] (an entry of a shared table) or
   // name[h][x] (an entry of the head's row of a per-head table).
-  std::optional<int> index(const ast::Expr& e) {
+  std::optional<int> indexed(const ast::Expr& e, Binder& binder) {
     const bool nested = e.lhs->kind == ast::Expr::Kind::Index;
     const ast::Expr& base = nested ? *e.lhs->lhs : *e.lhs;
     if (base.kind != ast::Expr::Kind::Name) {
@@ -143,7 +157,7 @@ struct Compiler {
       d.hint = "a table declared without [h] has one row for every head";
       return std::nullopt;
     }
-    auto at = compile(*e.rhs);
+    auto at = binder.bind(*e.rhs);
     if (!at) return std::nullopt;
     plan::FormulaNode node;
     node.op = Op::Lookup;
@@ -175,99 +189,31 @@ struct Compiler {
     return push(n);
   }
 
-  std::optional<int> compile(const ast::Expr& e) {
-    using K = ast::Expr::Kind;
-    switch (e.kind) {
-      case K::Number: return constant(e.number);
-      case K::Name: {
-        const std::string& n = e.name.text;
-        if (scope.params.count(n)) return param(n, e.range, false);
-        if (n == "s" || n == "score") {
-          plan::FormulaNode node;
-          node.op = Op::Score;
-          return push(node);
-        }
-        if (n == "h") {
-          plan::FormulaNode node;
-          node.op = Op::Head;
-          return push(node);
-        }
-        if (n == "pi") return constant(M_PI);
-        if (const Value* v = scope.env.find(n)) {
-          if (v->kind == Value::Kind::Number) return constant(v->number);
-          if (v->kind == Value::Kind::Bool) return constant(v->boolean ? 1 : 0);
-          diags.error(e.range, fmt::format("'{}' is {}, which a score formula cannot use as a number", n, v->describe()));
-          return std::nullopt;
-        }
-        Diagnostic& d = diags.error(e.range, fmt::format("unknown name '{}' in score formula", n));
-        suggest(d, n, visibleNames());
-        if (d.notes.empty())
-          d.hint = "a formula reads s (the score), h (the head), q.<channel>, k.<channel>, declared params and numeric arguments";
-        return std::nullopt;
-      }
-      case K::Member: return channel(e);
-      case K::Index: return index(e);
-      case K::Unary: {
-        auto a = compile(*e.lhs);
-        if (!a) return std::nullopt;
-        if (e.op == "+") return a;
-        Op o;
-        if (!expr::findSymbol(e.op.c_str(), 1, o)) {
-          diags.error(e.range, fmt::format("'{}' is not available in score formulas", e.op));
-          return std::nullopt;
-        }
-        return op(e.range, o, *a);
-      }
-      case K::Binary: {
-        auto a = compile(*e.lhs);
-        auto b = compile(*e.rhs);
-        if (!a || !b) return std::nullopt;
-        Op o;
-        if (!expr::findSymbol(e.op.c_str(), 2, o)) {
-          diags.error(e.range, fmt::format("'{}' is not available in score formulas", e.op));
-          return std::nullopt;
-        }
-        return op(e.range, o, *a, *b);
-      }
-      case K::Conditional: {
-        auto c = compile(*e.elements[0]);
-        auto a = compile(*e.elements[1]);
-        auto b = compile(*e.elements[2]);
-        if (!c || !a || !b) return std::nullopt;
-        return op(e.range, Op::Select, *c, *a, *b);
-      }
-      case K::Call: return call(e);
-      default:
-        diags.error(e.range, fmt::format("a score formula computes a number; {} is not allowed here",
-                                         e.kind == K::String ? "a string" : e.kind == K::Range ? "a range" : "a list"));
-        return std::nullopt;
+  std::optional<int> named(const ast::Expr& e) {
+    const std::string& n = e.name.text;
+    if (scope.params.count(n)) return param(n, e.range, false);
+    if (n == "s" || n == "score") {
+      plan::FormulaNode node;
+      node.op = Op::Score;
+      return push(node);
     }
-  }
-
-  std::optional<int> call(const ast::Expr& e) {
-    const std::string& f = e.name.text;
-    Op o;
-    if (!expr::findFunction(f.c_str(), o)) {
-      Diagnostic& d = diags.error(e.name.range, fmt::format("unknown function '{}' in score formula", f));
-      suggest(d, f, expr::functionNames());
+    if (n == "h") {
+      plan::FormulaNode node;
+      node.op = Op::Head;
+      return push(node);
+    }
+    if (n == "pi") return constantNode(M_PI);
+    if (const Value* v = scope.env.find(n)) {
+      if (v->kind == Value::Kind::Number) return constantNode(v->number);
+      if (v->kind == Value::Kind::Bool) return constantNode(v->boolean ? 1 : 0);
+      diags.error(e.range, fmt::format("'{}' is {}, which a score formula cannot use as a number", n, v->describe()));
       return std::nullopt;
     }
-    const size_t arity = static_cast<size_t>(expr::arity(o));
-    if (e.args.size() != arity) {
-      diags.error(e.range, fmt::format("'{}' takes {} argument{}, {} given", f, arity, arity == 1 ? "" : "s", e.args.size()));
-      return std::nullopt;
-    }
-    std::vector<int> args;
-    for (const ast::Arg& a : e.args) {
-      if (!a.name.text.empty()) {
-        diags.error(a.name.range, fmt::format("'{}' takes positional arguments only", f));
-        return std::nullopt;
-      }
-      auto x = compile(*a.value);
-      if (!x) return std::nullopt;
-      args.push_back(*x);
-    }
-    return op(e.range, o, args[0], arity >= 2 ? args[1] : -1, arity >= 3 ? args[2] : -1);
+    Diagnostic& d = diags.error(e.range, fmt::format("unknown name '{}' in score formula", n));
+    suggest(d, n, visibleNames());
+    if (d.notes.empty())
+      d.hint = "a formula reads s (the score), h (the head), q.<channel>, k.<channel>, declared params and numeric arguments";
+    return std::nullopt;
   }
 };
 
@@ -300,9 +246,10 @@ plan::Formula prune(const plan::Formula& f) {
 
 std::optional<plan::Formula> compileFormula(const ast::Expr& e, const FormulaScope& scope,
                                             DiagnosticEngine& diags) {
-  Compiler c{scope, diags, {}};
+  FormulaContext c(scope, diags);
+  Binder binder(c, diags);
   int errors_before = diags.errorCount();
-  auto root = c.compile(e);
+  auto root = binder.bind(e);
   if (!root || diags.errorCount() > errors_before) return std::nullopt;
   if (*root != static_cast<int>(c.out.nodes.size()) - 1) {
     // The result is an earlier node (e.g. unary plus): make it last.

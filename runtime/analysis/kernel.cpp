@@ -1,4 +1,4 @@
-// Kernel programs (graph builders) and the two interpreters (see kernel.h).
+// The two interpreters of kernel programs (see kernel.h).
 #include "runtime/analysis/kernel.h"
 
 #include <algorithm>
@@ -9,38 +9,6 @@
 namespace posc::analysis {
 
 using Op = KernelNode::Op;
-
-NodeId KernelProgram::constant(double v) { return root = graph.constant(v); }
-
-NodeId KernelProgram::distance() { return root = graph.leaf(Op::Var, 0); }
-
-NodeId KernelProgram::unary(Op op, NodeId a) { return root = graph.unary(op, a); }
-
-NodeId KernelProgram::binary(Op op, NodeId a, NodeId b) { return root = graph.binary(op, a, b); }
-
-NodeId KernelProgram::ternary(Op op, NodeId a, NodeId b, NodeId c) {
-  formula::Node n;
-  n.op = op;
-  n.a = a;
-  n.b = b;
-  n.c = c;
-  return root = graph.make(n);
-}
-
-NodeId KernelProgram::inlineProgram(const KernelProgram& other, NodeId argument) {
-  std::unordered_map<NodeId, NodeId> map;
-  for (NodeId id : other.graph.reachable({other.root})) {
-    formula::Node n = other.graph.node(id);
-    if (n.op == Op::Var) {
-      map[id] = argument;
-      continue;
-    }
-    for (NodeId* x : {&n.a, &n.b, &n.c})
-      if (*x >= 0) *x = map.at(*x);
-    map[id] = graph.make(n);
-  }
-  return root = map.at(other.root);
-}
 
 double TreeInterpreter::node(NodeId i, double d) const {
   const formula::Node& n = program_.graph.node(i);

@@ -1,0 +1,109 @@
+// The one binder of numeric expressions: see expression.h.
+#include "compiler/sema/expression.h"
+
+#include <fmt/format.h>
+
+namespace posc::sema {
+
+std::optional<ExprNode> ExpressionContext::member(const ast::Expr& e, Binder& binder) {
+  binder.diags().error(e.range, fmt::format("'.{}' is not available in a {}", e.name.text, what()));
+  return std::nullopt;
+}
+
+std::optional<ExprNode> ExpressionContext::index(const ast::Expr& e, Binder& binder) {
+  binder.diags().error(e.range, fmt::format("indexing is not available in a {}", what()));
+  return std::nullopt;
+}
+
+ExpressionContext::Call ExpressionContext::call(const ast::Expr&, Binder&) { return {}; }
+
+std::optional<ExprNode> Binder::bind(const ast::Expr& e) {
+  using K = ast::Expr::Kind;
+  auto notANumber = [&](const char* thing) -> std::optional<ExprNode> {
+    diags_.error(e.range, fmt::format("a {} computes a number; {} is not allowed here", context_.what(), thing));
+    return std::nullopt;
+  };
+  switch (e.kind) {
+    case K::Number: return context_.constant(e.number);
+    case K::Name: return context_.name(e, *this);
+    case K::Member: return context_.member(e, *this);
+    case K::Index: return context_.index(e, *this);
+    case K::Call: return call(e);
+    case K::Unary: {
+      auto a = bind(*e.lhs);
+      if (!a || e.op == "+") return a;
+      expr::Op op;
+      if (!expr::findSymbol(e.op.c_str(), 1, op)) {
+        diags_.error(e.range, fmt::format("operator '{}' is not available in a {}", e.op, context_.what()));
+        return std::nullopt;
+      }
+      return context_.operation(e.range, op, *a, -1, -1);
+    }
+    case K::Binary: {
+      auto a = bind(*e.lhs);
+      auto b = bind(*e.rhs);
+      if (!a || !b) return std::nullopt;
+      expr::Op op;
+      if (!expr::findSymbol(e.op.c_str(), 2, op)) {
+        diags_.error(e.range, fmt::format("operator '{}' is not available in a {}", e.op, context_.what()));
+        return std::nullopt;
+      }
+      return context_.operation(e.range, op, *a, *b, -1);
+    }
+    case K::Conditional: {
+      auto c = bind(*e.elements[0]);
+      auto a = bind(*e.elements[1]);
+      auto b = bind(*e.elements[2]);
+      if (!c || !a || !b) return std::nullopt;
+      return context_.operation(e.range, expr::Op::Select, *c, *a, *b);
+    }
+    case K::String: return notANumber("a string");
+    case K::List: return notANumber("a list");
+    case K::Tuple: return notANumber("a tuple");
+    case K::Range: return notANumber("a range");
+  }
+  return notANumber("this expression");
+}
+
+std::optional<std::vector<ExprNode>> Binder::arguments(const ast::Expr& e, size_t count) {
+  const std::string& f = e.name.text;
+  for (const ast::Arg& a : e.args)
+    if (!a.name.text.empty()) {
+      diags_.error(a.name.range, fmt::format("'{}' takes positional arguments only", f));
+      return std::nullopt;
+    }
+  if (e.args.size() != count) {
+    diags_.error(e.range, fmt::format("'{}' takes {} argument{}, {} given", f, count, count == 1 ? "" : "s",
+                                      e.args.size()));
+    return std::nullopt;
+  }
+  std::vector<ExprNode> out;
+  bool ok = true;
+  for (const ast::Arg& a : e.args) {
+    auto x = bind(*a.value);
+    if (!x) ok = false;
+    else out.push_back(*x);
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<ExprNode> Binder::call(const ast::Expr& e) {
+  ExpressionContext::Call own = context_.call(e, *this);
+  if (own.handled) return own.node;
+  const std::string& f = e.name.text;
+  expr::Op op;
+  if (!expr::findFunction(f.c_str(), op)) {
+    Diagnostic& d = diags_.error(e.name.range, fmt::format("unknown function '{}' in a {}", f, context_.what()));
+    std::vector<std::string> candidates = expr::functionNames();
+    for (const std::string& n : context_.extraFunctions()) candidates.push_back(n);
+    suggest(d, f, candidates);
+    return std::nullopt;
+  }
+  const int arity = expr::arity(op);
+  auto args = arguments(e, static_cast<size_t>(arity));
+  if (!args) return std::nullopt;
+  return context_.operation(e.range, op, (*args)[0], arity >= 2 ? (*args)[1] : -1, arity >= 3 ? (*args)[2] : -1);
+}
+
+}  // namespace posc::sema
