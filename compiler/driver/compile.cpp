@@ -1,19 +1,29 @@
-// The pipeline driver.
+// The front end, stage by stage. A newcomer reads the compiler from here;
+// the runtime's stages are runSeeds in runtime/train/run_experiment.cpp.
+//
+//   source   compiler/source   the file's bytes: UTF-8, NUL and size checks
+//   parse    compiler/parse    ANTLR4 tree -> ast (with depth limits), imports
+//   bind     compiler/sema     names, types, components expanded, settings
+//                              checked; score formulas through the one binder
+//                              of expressions (sema/expression.h)
+//   plan     compiler/plan     the typed, LibTorch-free ExperimentPlan
 #include "compiler/driver/compile.h"
 
 #include <fmt/format.h>
 
 namespace posc::driver {
 
+// source, parse: the main file and every import.
 bool Compilation::load(const CompileRequest& request) {
   program = sema::loadProgram(request.path, request.stdlib_dirs, sources, diags,
                               request.text ? &*request.text : nullptr);
   return program.has_value() && !diags.hasErrors();
 }
 
+// source, parse, then bind and plan one experiment.
 bool Compilation::compile(const CompileRequest& request) {
-  if (!load(request)) return false;
-  plan = sema::compileExperiment(*program, request.experiment, sources, diags);
+  if (!load(request)) return false;                                             // source, parse
+  plan = sema::compileExperiment(*program, request.experiment, sources, diags);  // bind, plan
   return plan.has_value() && !diags.hasErrors();
 }
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -119,7 +120,292 @@ void checkDiskSpace(const plan::ExperimentPlan& plan, torch::nn::Module& model, 
 }  // namespace
 
 namespace {
-int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options);
+
+// One run across its seeds: where it writes, what it has written, and what
+// the later stages need.
+struct Run {
+  Run(const plan::ExperimentPlan& p, const RunOptions& o) : plan(p), options(o) {}
+  const plan::ExperimentPlan& plan;
+  const RunOptions& options;
+  torch::Device device{torch::kCPU};
+  fs::path out_dir, init_root;
+  bool bar = false;  // a progress bar (a terminal), else log lines
+  bool resuming = false;
+  train::RunStatus status;
+  std::optional<results::JsonLinesLog> metrics;
+  std::vector<results::LengthAccuracy> records;  // every evaluated seed's accuracy
+  double tokens = 0, seconds = 0;                // training throughput
+  std::vector<probe::SeedModel> trained;         // for the declared probes
+  std::vector<std::string> final_errors;         // final.pt files that could not be written
+};
+
+// A warm start reads <init_root>/<init_from>[-<preset>]/seed<N>/final.pt: the
+// folder `posc run` gives that experiment under the same preset.
+fs::path warmStartCheckpoint(const Run& run, uint64_t seed) {
+  const plan::ExperimentPlan& plan = run.plan;
+  std::string folder = *plan.train.init_from + (plan.preset.empty() ? "" : "-" + plan.preset);
+  return run.init_root / folder / fmt::format("seed{}", seed) / "final.pt";
+}
+
+void stopIfAsked(uint64_t seed, int step) {
+  if (int signal = train::stopRequested())
+    throw Interrupted(fmt::format("stopped by {} after step {} of seed {}", train::signalName(signal), step, seed),
+                      signal, step);
+}
+
+// Stage 1: the device, the JIT and the threads the options ask for, and
+// every warm-start checkpoint, before anything is written or trained.
+void checkRequest(Run& run) {
+  const RunOptions& options = run.options;
+  run.device = train::resolveDevice(options.device);
+  if (options.score_jit && !jit::available())
+    throw UserError("--jit on: the score-formula JIT is unavailable (posc was built without LLVM)");
+  if (options.score_jit && !run.device.is_cpu())
+    throw UserError("--jit on: the fused score-formula kernels run on the CPU only; use --jit off on " +
+                    run.device.str());
+  train::setThreads(options.threads);
+  run.out_dir = options.out_dir.empty() ? fs::path(run.plan.name) : fs::path(options.out_dir);
+  run.init_root = options.init_root.empty() ? defaultInitRoot(run.out_dir) : fs::path(options.init_root);
+  run.bar = options.progress_bar.value_or(::isatty(fileno(stderr)) != 0);
+  if (!run.plan.train.init_from) return;
+  for (uint64_t seed : run.plan.train.seeds) {
+    const fs::path ckpt = warmStartCheckpoint(run, seed);
+    if (!fs::exists(ckpt))
+      throw UserError(fmt::format(
+          "warm start: checkpoint '{}' not found; run the experiment '{}' first{}, or pass --init-root "
+          "(the folder that holds its results folder)",
+          ckpt.string(), *run.plan.train.init_from, run.plan.preset.empty() ? "" : " with --preset " + run.plan.preset));
+  }
+}
+
+// Stage 2 (the folder is locked): an earlier run in it is continued (same
+// plan, unfinished), refused (another plan, unfinished) or cleared (finished,
+// or --fresh); then the status, plan.txt, source.pos and the metrics log.
+void openFolder(Run& run) {
+  const RunOptions& options = run.options;
+  train::removeTemporaryFiles(run.out_dir);
+  std::optional<train::RunStatus> previous = train::readStatus(run.out_dir);
+  run.resuming = previous && !previous->finished() && !options.fresh;
+  if (run.resuming && previous->plan_hash != options.plan_hash)
+    throw UserError(differentPlan(run.out_dir, options.plan_text));
+  if (run.resuming)
+    std::fprintf(stderr, "continuing the run in %s: %s (--fresh starts over)\n", run.out_dir.string().c_str(),
+                 train::describeStatus(*previous).c_str());
+  else
+    train::removeRunOutputs(run.out_dir);
+
+  run.status = run.resuming ? *previous : train::RunStatus{};
+  run.status.state = "running";
+  run.status.pid = ::getpid();
+  run.status.plan_hash = options.plan_hash;
+  run.status.message.clear();
+  train::writeStatus(run.out_dir, run.status);
+  writeOrFail(run.out_dir / "plan.txt", options.plan_text);
+  writeOrFail(run.out_dir / "source.pos", options.source_text);
+
+  if (run.resuming) run.metrics.emplace(results::JsonLinesLog::reopen(run.out_dir / "metrics.jsonl"));
+  else run.metrics.emplace(run.out_dir / "metrics.jsonl");
+  if (!run.resuming) return;
+  // The committed seeds' results; anything later is computed again.
+  try {
+    for (const auto& r : results::parseAccuracyCsv(results::readFileText(run.out_dir / "accuracy.csv").value_or("")))
+      if (run.status.seedDone(r.seed)) run.records.push_back(r);
+  } catch (const std::runtime_error& e) {
+    throw UserError(fmt::format("cannot continue the run in '{}': accuracy.csv: {}; start over with --fresh",
+                                run.out_dir.string(), e.what()));
+  }
+}
+
+// Stage 3: the seed's model, freshly initialised from the seed.
+model::Gpt buildSeedModel(Run& run, uint64_t seed) {
+  const plan::ExperimentPlan& plan = run.plan;
+  model::Gpt model = train::buildModel(plan, seed, run.device);
+  model->setScoreJit(run.options.score_jit);
+  if (seed == plan.train.seeds.front()) {
+    std::fprintf(stderr, "%s: %lld parameters, %zu seed(s), %d steps each, device %s\n", plan.name.c_str(),
+                 static_cast<long long>(model->parameterCount()), plan.train.seeds.size(), plan.train.steps,
+                 run.device.str().c_str());
+    checkDiskSpace(plan, *model, run.out_dir);
+  }
+  run.status.seed = seed;
+  run.status.step = 0;
+  return model;
+}
+
+// Stage 4: the seed's weights: loaded from a final.pt an earlier process
+// wrote, or trained (from a resume point or the warm start where there is
+// one). Returns false when the seed was also evaluated earlier (nothing more
+// to do for it).
+bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
+  const plan::ExperimentPlan& plan = run.plan;
+  const fs::path seed_dir = run.out_dir / fmt::format("seed{}", seed);
+  const fs::path final_file = seed_dir / "final.pt", resume_file = seed_dir / "resume.pt";
+  createFolder(seed_dir);
+  // Trained in an earlier process: final.pt is complete (written atomically).
+  if (run.resuming && fs::exists(final_file)) {
+    try {
+      train::loadCheckpoint(*model, final_file);
+    } catch (const std::runtime_error& e) {
+      throw UserError(fmt::format("{}; start over with --fresh", e.what()));
+    }
+    if (run.status.seedDone(seed)) {
+      std::fprintf(stderr, "seed %llu: trained and evaluated earlier\n", static_cast<unsigned long long>(seed));
+      if (!plan.probes.empty()) run.trained.push_back({seed, model});
+      return false;
+    }
+    std::fprintf(stderr, "seed %llu: trained earlier; evaluating %s\n", static_cast<unsigned long long>(seed),
+                 final_file.string().c_str());
+    return true;
+  }
+  results::JsonLinesLog& metrics = *run.metrics;
+  if (!fs::exists(resume_file)) {
+    metrics.truncate(run.status.metrics_lines);  // lines of a seed that had no resume point yet
+    if (plan.train.init_from) {
+      const fs::path ckpt = warmStartCheckpoint(run, seed);
+      try {
+        const train::WarmStartReport report = train::warmStart(*model, ckpt);
+        std::fputs(train::describe(report, ckpt).c_str(), stderr);
+      } catch (const std::runtime_error& e) {
+        throw UserError(e.what());
+      }
+    }
+  }
+  train::TrainContext ctx;
+  ctx.seed = seed;
+  ctx.device = run.device;
+  ctx.seed_dir = seed_dir;
+  ctx.metrics = &metrics;
+  ctx.progress = run.bar ? train::TrainContext::Progress::Bar : train::TrainContext::Progress::Lines;
+  ctx.resume_file = resume_file;
+  ctx.resume_every = resumeInterval(plan.train);
+  ctx.plan_hash = run.options.plan_hash;
+  ctx.evaluate = [&](int step) {
+    std::string line = fmt::format("seed {} step {} accuracy:", seed, step);
+    std::string json = fmt::format(R"({{"seed":{},"step":{},"eval":{{)", seed, step);
+    bool first = true;
+    for (const auto& r : eval::evaluateLengths(model, plan, seed)) {
+      line += fmt::format(" {}d {:.1f}%", r.digits, 100.0 * r.accuracy());
+      json += fmt::format(R"({}"{}":{})", first ? "" : ",", r.digits, r.accuracy());
+      first = false;
+    }
+    metrics.append(json + "}}");
+    std::fprintf(stderr, "%s\n", line.c_str());
+  };
+  const train::TrainStats stats = train::trainModel(model, plan, ctx);
+  if (stats.resumed_from > 0)
+    std::fprintf(stderr, "seed %llu: continued from step %d\n", static_cast<unsigned long long>(seed),
+                 stats.resumed_from);
+  run.tokens += stats.tokens_per_s * stats.seconds;
+  run.seconds += stats.seconds;
+  if (stats.final_error.empty()) {
+    std::error_code ec;
+    fs::remove(resume_file, ec);
+  } else {
+    std::fprintf(stderr, "posc: error: %s; evaluating the model in memory, keeping the resume point\n",
+                 stats.final_error.c_str());
+    run.final_errors.push_back(stats.final_error);
+  }
+  return true;
+}
+
+// Stage 5: exact-match accuracy per test length, rewritten into accuracy.csv
+// and summary.md; the seed is marked done once its final.pt exists.
+void evaluateSeed(Run& run, uint64_t seed, model::Gpt& model) {
+  const plan::ExperimentPlan& plan = run.plan;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<results::LengthAccuracy> seed_records = eval::evaluateLengths(model, plan, seed);
+  const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string line = fmt::format("seed {} evaluated in {:.1f}s:", seed, eval_s);
+  for (const auto& r : seed_records) line += fmt::format(" {}d {:.1f}%", r.digits, 100.0 * r.accuracy());
+  std::fprintf(stderr, "%s\n", line.c_str());
+  run.records.insert(run.records.end(), seed_records.begin(), seed_records.end());
+
+  writeOrFail(run.out_dir / "accuracy.csv", results::accuracyCsv(run.records));
+  writeOrFail(run.out_dir / "summary.md", results::summaryMarkdown(plan.name, run.records, plan.eval));
+  if (!plan.probes.empty()) run.trained.push_back({seed, model});
+  if (fs::exists(run.out_dir / fmt::format("seed{}", seed) / "final.pt")) {
+    run.status.seeds_done.push_back(seed);
+    run.status.metrics_lines = run.metrics->lines().size();
+  }
+  run.status.seed.reset();
+  run.status.step = 0;
+  train::writeStatus(run.out_dir, run.status);
+}
+
+// Stage 6: the accuracy table, then the declared probes on every seed's model.
+void reportAndProbe(Run& run) {
+  const plan::ExperimentPlan& plan = run.plan;
+  if (run.seconds > 0) std::fprintf(stderr, "training throughput: %.0f tokens/s\n", run.tokens / run.seconds);
+  std::fputs(results::renderMarkdown(results::accuracySummaryTable(run.records, plan.eval.published)).c_str(), stdout);
+  std::fflush(stdout);
+  if (!plan.probes.empty()) {
+    try {
+      probe::runAndWriteProbes(plan, run.trained, run.out_dir);
+    } catch (const std::runtime_error& e) {
+      throw UserError(fmt::format("probes: {}", e.what()));
+    }
+  }
+  if (!run.final_errors.empty())
+    throw UserError(fmt::format("{} (the evaluation above ran from memory and is written; run the same "
+                                "command again once the disk has room: it continues from the resume point)",
+                                run.final_errors.front()));
+}
+
+// The status file says how a run that stopped early ended, and how to go on.
+[[noreturn]] void recordInterruption(Run& run, const Interrupted& e) {
+  run.status.state = "interrupted";
+  run.status.message = train::signalName(e.signal);
+  run.status.step = e.step;
+  train::writeStatus(run.out_dir, run.status);
+  throw Interrupted(fmt::format("{}; continue with: {}", e.what(),
+                                run.options.continue_command.empty() ? "the same posc run command"
+                                                                     : run.options.continue_command),
+                    e.signal, e.step);
+}
+
+void recordFailure(Run& run, const std::exception& e) {
+  run.status.state = "failed";
+  run.status.message = e.what();
+  try {
+    train::writeStatus(run.out_dir, run.status);
+  } catch (const std::exception&) {
+    // The original error matters more than the status file.
+  }
+}
+
+// The run, stage by stage. A newcomer reads the runtime from here: each
+// stage is one function above, and the files they write are listed in
+// run_experiment.h.
+int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options) {
+  Run run(plan, options);
+  checkRequest(run);                     // 1. device, JIT, threads, warm starts
+  createFolder(run.out_dir);
+  train::FolderLock lock(run.out_dir);   //    one owner per results folder
+  openFolder(run);                       // 2. continue, refuse or clear; plan.txt
+  train::StopOnSignals signals;          //    SIGINT/SIGTERM stop at a step boundary
+  try {
+    for (uint64_t seed : plan.train.seeds) {
+      model::Gpt model = buildSeedModel(run, seed);      // 3. the model
+      if (!trainSeed(run, seed, model)) continue;        // 4. train (or continue, or load)
+      stopIfAsked(seed, plan.train.steps);
+      evaluateSeed(run, seed, model);                    // 5. evaluate, write accuracy
+      stopIfAsked(seed, plan.train.steps);
+    }
+    reportAndProbe(run);                                 // 6. the table, the probes
+  } catch (const Interrupted& e) {
+    recordInterruption(run, e);
+  } catch (const std::exception& e) {
+    recordFailure(run, e);
+    throw;
+  }
+  run.status.state = "finished";                         // 7. done
+  run.status.seed.reset();
+  train::writeStatus(run.out_dir, run.status);
+  std::fprintf(stderr, "results in %s (plan.txt, metrics.jsonl, accuracy.csv, summary.md, seed*/final.pt%s)\n",
+               run.out_dir.string().c_str(), plan.probes.empty() ? "" : ", probes/");
+  return 0;
+}
+
 }  // namespace
 
 int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options) {
@@ -129,228 +415,5 @@ int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options) {
     throw UserError(fmt::format("training diverged: {}", e.what()));
   }
 }
-
-namespace {
-int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options) {
-  const torch::Device device = train::resolveDevice(options.device);
-  if (options.score_jit && !jit::available())
-    throw UserError("--jit on: the score-formula JIT is unavailable (posc was built without LLVM)");
-  if (options.score_jit && !device.is_cpu())
-    throw UserError("--jit on: the fused score-formula kernels run on the CPU only; use --jit off on " +
-                    device.str());
-  train::setThreads(options.threads);
-
-  const fs::path out_dir = options.out_dir.empty() ? fs::path(plan.name) : fs::path(options.out_dir);
-  const fs::path init_root = options.init_root.empty() ? defaultInitRoot(out_dir) : fs::path(options.init_root);
-  const bool terminal = ::isatty(fileno(stderr)) != 0;
-  const bool bar = options.progress_bar.value_or(terminal);
-
-  // A warm start reads <init_root>/<init_from>[-<preset>]/seed<N>/final.pt: the
-  // folder `posc run` gives that experiment under the same preset.
-  auto warmStartCheckpoint = [&](uint64_t seed) {
-    std::string folder = *plan.train.init_from + (plan.preset.empty() ? "" : "-" + plan.preset);
-    return init_root / folder / fmt::format("seed{}", seed) / "final.pt";
-  };
-  // Check every warm-start checkpoint before anything is written or trained.
-  if (plan.train.init_from) {
-    for (uint64_t seed : plan.train.seeds) {
-      const fs::path ckpt = warmStartCheckpoint(seed);
-      if (!fs::exists(ckpt))
-        throw UserError(fmt::format(
-            "warm start: checkpoint '{}' not found; run the experiment '{}' first{}, or pass --init-root "
-            "(the folder that holds its results folder)",
-            ckpt.string(), *plan.train.init_from, plan.preset.empty() ? "" : " with --preset " + plan.preset));
-    }
-  }
-
-  createFolder(out_dir);
-  train::FolderLock lock(out_dir);
-  train::removeTemporaryFiles(out_dir);
-
-  // An earlier run in the folder: continue it (same plan, unfinished), refuse
-  // it (another plan, unfinished) or clear its files (finished, or --fresh).
-  std::optional<train::RunStatus> previous = train::readStatus(out_dir);
-  const bool resuming = previous && !previous->finished() && !options.fresh;
-  if (resuming && previous->plan_hash != options.plan_hash)
-    throw UserError(differentPlan(out_dir, options.plan_text));
-  if (resuming)
-    std::fprintf(stderr, "continuing the run in %s: %s (--fresh starts over)\n", out_dir.string().c_str(),
-                 train::describeStatus(*previous).c_str());
-  else
-    train::removeRunOutputs(out_dir);
-
-  train::RunStatus status = resuming ? *previous : train::RunStatus{};
-  status.state = "running";
-  status.pid = ::getpid();
-  status.plan_hash = options.plan_hash;
-  status.message.clear();
-  train::writeStatus(out_dir, status);
-  writeOrFail(out_dir / "plan.txt", options.plan_text);
-  writeOrFail(out_dir / "source.pos", options.source_text);
-
-  results::JsonLinesLog metrics = resuming ? results::JsonLinesLog::reopen(out_dir / "metrics.jsonl")
-                                           : results::JsonLinesLog(out_dir / "metrics.jsonl");
-  std::vector<results::LengthAccuracy> records;
-  if (resuming) {
-    // The committed seeds' results; anything later is computed again.
-    try {
-      for (const auto& r : results::parseAccuracyCsv(results::readFileText(out_dir / "accuracy.csv").value_or("")))
-        if (status.seedDone(r.seed)) records.push_back(r);
-    } catch (const std::runtime_error& e) {
-      throw UserError(fmt::format("cannot continue the run in '{}': accuracy.csv: {}; start over with --fresh",
-                                  out_dir.string(), e.what()));
-    }
-  }
-  double tokens = 0, seconds = 0;
-  std::vector<probe::SeedModel> trained;  // for the declared probes
-  std::vector<std::string> final_errors;  // final.pt files that could not be written
-  train::StopOnSignals signals;
-  auto stopIfAsked = [&](uint64_t seed, int step) {
-    if (int signal = train::stopRequested())
-      throw Interrupted(fmt::format("stopped by {} after step {} of seed {}", train::signalName(signal), step, seed),
-                        signal, step);
-  };
-  try {
-    for (uint64_t seed : plan.train.seeds) {
-      const fs::path seed_dir = out_dir / fmt::format("seed{}", seed);
-      const fs::path final_file = seed_dir / "final.pt", resume_file = seed_dir / "resume.pt";
-      createFolder(seed_dir);
-      model::Gpt model = train::buildModel(plan, seed, device);
-      model->setScoreJit(options.score_jit);
-      if (seed == plan.train.seeds.front()) {
-        std::fprintf(stderr, "%s: %lld parameters, %zu seed(s), %d steps each, device %s\n", plan.name.c_str(),
-                     static_cast<long long>(model->parameterCount()), plan.train.seeds.size(), plan.train.steps,
-                     device.str().c_str());
-        checkDiskSpace(plan, *model, out_dir);
-      }
-      status.seed = seed;
-      status.step = 0;
-      // Trained in an earlier process: final.pt is complete (written atomically).
-      if (resuming && fs::exists(final_file)) {
-        try {
-          train::loadCheckpoint(*model, final_file);
-        } catch (const std::runtime_error& e) {
-          throw UserError(fmt::format("{}; start over with --fresh", e.what()));
-        }
-        if (status.seedDone(seed)) {
-          std::fprintf(stderr, "seed %llu: trained and evaluated earlier\n", static_cast<unsigned long long>(seed));
-          if (!plan.probes.empty()) trained.push_back({seed, model});
-          continue;
-        }
-        std::fprintf(stderr, "seed %llu: trained earlier; evaluating %s\n", static_cast<unsigned long long>(seed),
-                     final_file.string().c_str());
-      } else {
-        if (!fs::exists(resume_file)) {
-          metrics.truncate(status.metrics_lines);  // lines of a seed that had no resume point yet
-          if (plan.train.init_from) {
-            const fs::path ckpt = warmStartCheckpoint(seed);
-            try {
-              const train::WarmStartReport report = train::warmStart(*model, ckpt);
-              std::fputs(train::describe(report, ckpt).c_str(), stderr);
-            } catch (const std::runtime_error& e) {
-              throw UserError(e.what());
-            }
-          }
-        }
-        train::TrainContext ctx;
-        ctx.seed = seed;
-        ctx.device = device;
-        ctx.seed_dir = seed_dir;
-        ctx.metrics = &metrics;
-        ctx.progress = bar ? train::TrainContext::Progress::Bar : train::TrainContext::Progress::Lines;
-        ctx.resume_file = resume_file;
-        ctx.resume_every = resumeInterval(plan.train);
-        ctx.plan_hash = options.plan_hash;
-        ctx.evaluate = [&](int step) {
-          std::string line = fmt::format("seed {} step {} accuracy:", seed, step);
-          std::string json = fmt::format(R"({{"seed":{},"step":{},"eval":{{)", seed, step);
-          bool first = true;
-          for (const auto& r : eval::evaluateLengths(model, plan, seed)) {
-            line += fmt::format(" {}d {:.1f}%", r.digits, 100.0 * r.accuracy());
-            json += fmt::format(R"({}"{}":{})", first ? "" : ",", r.digits, r.accuracy());
-            first = false;
-          }
-          metrics.append(json + "}}");
-          std::fprintf(stderr, "%s\n", line.c_str());
-        };
-        const train::TrainStats stats = train::trainModel(model, plan, ctx);
-        if (stats.resumed_from > 0)
-          std::fprintf(stderr, "seed %llu: continued from step %d\n", static_cast<unsigned long long>(seed),
-                       stats.resumed_from);
-        tokens += stats.tokens_per_s * stats.seconds;
-        seconds += stats.seconds;
-        if (stats.final_error.empty()) {
-          std::error_code ec;
-          fs::remove(resume_file, ec);
-        } else {
-          std::fprintf(stderr, "posc: error: %s; evaluating the model in memory, keeping the resume point\n",
-                       stats.final_error.c_str());
-          final_errors.push_back(stats.final_error);
-        }
-      }
-      stopIfAsked(seed, plan.train.steps);
-
-      const auto t0 = std::chrono::steady_clock::now();
-      std::vector<results::LengthAccuracy> seed_records = eval::evaluateLengths(model, plan, seed);
-      const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      std::string line = fmt::format("seed {} evaluated in {:.1f}s:", seed, eval_s);
-      for (const auto& r : seed_records) line += fmt::format(" {}d {:.1f}%", r.digits, 100.0 * r.accuracy());
-      std::fprintf(stderr, "%s\n", line.c_str());
-      records.insert(records.end(), seed_records.begin(), seed_records.end());
-
-      writeOrFail(out_dir / "accuracy.csv", results::accuracyCsv(records));
-      writeOrFail(out_dir / "summary.md", results::summaryMarkdown(plan.name, records, plan.eval));
-      if (!plan.probes.empty()) trained.push_back({seed, model});
-      if (fs::exists(final_file)) {
-        status.seeds_done.push_back(seed);
-        status.metrics_lines = metrics.lines().size();
-      }
-      status.seed.reset();
-      status.step = 0;
-      train::writeStatus(out_dir, status);
-      stopIfAsked(seed, plan.train.steps);
-    }
-    if (seconds > 0) std::fprintf(stderr, "training throughput: %.0f tokens/s\n", tokens / seconds);
-    std::fputs(results::renderMarkdown(results::accuracySummaryTable(records, plan.eval.published)).c_str(), stdout);
-    std::fflush(stdout);
-    if (!plan.probes.empty()) {
-      try {
-        probe::runAndWriteProbes(plan, trained, out_dir);
-      } catch (const std::runtime_error& e) {
-        throw UserError(fmt::format("probes: {}", e.what()));
-      }
-    }
-    if (!final_errors.empty())
-      throw UserError(fmt::format("{} (the evaluation above ran from memory and is written; run the same "
-                                  "command again once the disk has room: it continues from the resume point)",
-                                  final_errors.front()));
-  } catch (const Interrupted& e) {
-    status.state = "interrupted";
-    status.message = train::signalName(e.signal);
-    status.step = e.step;
-    train::writeStatus(out_dir, status);
-    throw Interrupted(fmt::format("{}; continue with: {}", e.what(),
-                                  options.continue_command.empty() ? "the same posc run command"
-                                                                   : options.continue_command),
-                      e.signal, e.step);
-  } catch (const std::exception& e) {
-    status.state = "failed";
-    status.message = e.what();
-    try {
-      train::writeStatus(out_dir, status);
-    } catch (const std::exception&) {
-      // The original error matters more than the status file.
-    }
-    throw;
-  }
-  status.state = "finished";
-  status.seed.reset();
-  train::writeStatus(out_dir, status);
-  std::fprintf(stderr, "results in %s (plan.txt, metrics.jsonl, accuracy.csv, summary.md, seed*/final.pt%s)\n",
-               out_dir.string().c_str(), plan.probes.empty() ? "" : ", probes/");
-  return 0;
-}
-
-}  // namespace
 
 }  // namespace posc::runtime
