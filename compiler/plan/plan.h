@@ -109,6 +109,13 @@ struct Rotation {
   int pair_end = 0;
   double base = 10000.0;
   std::optional<Distribution> stretch;  // absent: factor 1
+  // xPos (Sun et al. 2022): with a scale base gamma > 0, pair i of the
+  // component (i < n = pair_end - pair_begin) also scales queries by
+  // zeta_i^(c / gamma) and keys by zeta_i^(-c / gamma), c the channel value
+  // (stretched like the angle), zeta_i = (i / n + 0.4) / 1.4; so a pair's
+  // product carries zeta_i^((c_q - c_k) / gamma), a decay with distance
+  // that is slower on the slow pairs. 0: no scaling.
+  double xpos_scale_base = 0;
   std::vector<int> heads;               // empty: every head
   std::string origin;                   // e.g. "rope(channel = column) @ rope.pos"
 };

@@ -198,8 +198,8 @@ class Builder {
     static const std::vector<Primitive> table = {
         {"rotate",
          {{"pairs", "pairs", true}, {"by", "channel", true}, {"base", "real", false}, {"stretch", "dist", false},
-          {"heads", "heads", false}},
-         {{"base", Value::makeNumber(10000, {})}, {"stretch", none}, {"heads", all}},
+          {"heads", "heads", false}, {"xpos", "real", false}},
+         {{"base", Value::makeNumber(10000, {})}, {"stretch", none}, {"heads", all}, {"xpos", Value::makeNumber(0, {})}},
          &Builder::addRotation},
         {"zero_keys",
          {{"kinds", "kinds", true}, {"pairs", "pairs", true}, {"heads", "heads", false}},
@@ -244,7 +244,13 @@ class Builder {
       error(a["base"].range, fmt::format("rotation base must be greater than 1, got {:g}", a["base"].number));
       return;
     }
+    if (a["xpos"].number < 0) {
+      Diagnostic& d = error(a["xpos"].range, fmt::format("xPos's scale base must be positive, got {:g}", a["xpos"].number));
+      d.hint = "xpos = 512 as in the xPos paper; 0 turns the scaling off";
+      return;
+    }
     plan::Rotation r;
+    r.xpos_scale_base = a["xpos"].number;
     r.channel = channelOf(a["by"]);
     r.pair_begin = static_cast<int>(a["pairs"].lo);
     r.pair_end = static_cast<int>(a["pairs"].hi);

@@ -71,8 +71,8 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
   auto parts = projected.reshape({B, L, 3, H, D}).permute({2, 0, 3, 1, 4}).unbind(0);  // 3 x (B, H, L, D)
   if (in.trace_queries) *in.trace_queries = parts[0].detach();
   if (in.trace_keys) *in.trace_keys = parts[1].detach();
-  auto q = applyRotary(parts[0], *in.positional);
-  auto k = applyKeyZeroing(applyRotary(parts[1], *in.positional), *in.positional);
+  auto q = applyRotary(parts[0], *in.positional, Side::Query);
+  auto k = applyKeyZeroing(applyRotary(parts[1], *in.positional, Side::Key), *in.positional);
   auto v = parts[2];
   if (in.cache_keys) {
     k = appendAlong(*in.cache_keys, in.cache_length, k, 2, in.cache_reserve);

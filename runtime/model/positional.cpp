@@ -45,13 +45,14 @@ torch::Tensor headMask(const std::vector<int>& heads, int64_t num_heads) {
 }
 
 torch::Tensor rotaryAngles(const plan::AttentionPlan& attention, const plan::ModelPlan& model,
-                           const torch::Tensor& channels, const torch::Tensor& stretch) {
+                           const torch::Tensor& channels, const torch::Tensor& stretch, torch::Tensor* log_scale) {
   const int64_t B = channels.size(1), L = channels.size(2);
   const int64_t P = model.head_dim / 2;
   const int64_t Hr = anyHeadSelection(attention, true) ? model.heads : 1;
   auto f64 = torch::TensorOptions().dtype(torch::kDouble).device(channels.device());
   auto angle = torch::zeros({B, Hr, L, P}, f64);
   for (const auto& r : attention.rotations) {
+    if (log_scale && r.xpos_scale_base > 0 && !log_scale->defined()) *log_scale = torch::zeros({B, Hr, L, P}, f64);
     const int64_t n = r.pair_end - r.pair_begin;
     if (n <= 0) continue;
     // inv_freq over the component's own pairs, zero outside them.
@@ -67,11 +68,22 @@ torch::Tensor rotaryAngles(const plan::AttentionPlan& attention, const plan::Mod
         value = value * r.stretch->eval_value;
     }
     auto a = value.reshape({B, 1, L, 1}) * freq.reshape({1, 1, 1, P});  // (B, 1, L, P)
+    torch::Tensor heads;
     if (!r.heads.empty()) {
-      auto heads = headMask(r.heads, model.heads).to(f64).reshape({1, Hr, 1, 1});
+      heads = headMask(r.heads, model.heads).to(f64).reshape({1, Hr, 1, 1});
       a = a * heads;
     }
     angle = angle + a;
+    if (log_scale && r.xpos_scale_base > 0) {
+      // log zeta_i over the component's own pairs, zero outside them.
+      std::vector<double> log_zeta(P, 0.0);
+      for (int64_t i = 0; i < n; ++i)
+        log_zeta[r.pair_begin + i] = std::log((static_cast<double>(i) / static_cast<double>(n) + 0.4) / 1.4);
+      auto z = torch::tensor(log_zeta, torch::kDouble).to(f64.device()).reshape({1, 1, 1, P});
+      auto s = value.reshape({B, 1, L, 1}) / r.xpos_scale_base * z;
+      if (heads.defined()) s = s * heads;
+      *log_scale = *log_scale + s;
+    }
   }
   return angle;
 }
@@ -84,10 +96,12 @@ PositionalContext buildPositionalContext(const plan::AttentionPlan& attention,
   torch::NoGradGuard no_grad;
   PositionalContext ctx;
   if (!attention.rotations.empty()) {
-    auto angle = rotaryAngles(attention, model, channels, stretch);
+    torch::Tensor log_scale;
+    auto angle = rotaryAngles(attention, model, channels, stretch, &log_scale);
     ctx.cos = angle.cos().to(dtype);
     ctx.sin = angle.sin().to(dtype);
     ctx.sin_pairs = torch::stack({-ctx.sin, ctx.sin}, -1);
+    if (log_scale.defined()) ctx.query_scale = log_scale.exp().to(dtype);
   }
   if (!attention.key_zeroing.empty()) {
     const int64_t B = channels.size(1), L = channels.size(2), D = model.head_dim;
@@ -107,13 +121,15 @@ PositionalContext buildPositionalContext(const plan::AttentionPlan& attention,
   return ctx;
 }
 
-torch::Tensor applyRotary(const torch::Tensor& x, const PositionalContext& ctx) {
+torch::Tensor applyRotary(const torch::Tensor& x, const PositionalContext& ctx, Side side) {
   if (!ctx.cos.defined()) return x;
   auto sizes = x.sizes().vec();
   const int64_t P = sizes.back() / 2;
   // y0 = x0 cos - x1 sin, y1 = x1 cos + x0 sin, as two products and a sum.
   auto pairs = x.reshape({sizes[0], sizes[1], sizes[2], P, 2});
   auto y = pairs * ctx.cos.unsqueeze(-1) + pairs.flip(-1) * ctx.sin_pairs;
+  if (ctx.query_scale.defined())
+    y = side == Side::Query ? y * ctx.query_scale.unsqueeze(-1) : y / ctx.query_scale.unsqueeze(-1);
   return y.reshape(sizes);
 }
 

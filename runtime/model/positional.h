@@ -22,6 +22,10 @@ struct PositionalContext {
   // x * cos + swap(x) * sin_pairs with swap(x0, x1) = (x1, x0): no selects,
   // whose backward passes would fill whole zero tensors.
   torch::Tensor sin_pairs;
+  // (B, Hr, L, head_dim/2) in the compute dtype: xPos's per-pair scale of a
+  // query, zeta_i^(c / gamma); keys take its inverse. Undefined when no
+  // rotation has an xPos scale.
+  torch::Tensor query_scale;
   // bool (B, Hz, L, head_dim): true where a key component is zeroed. Hz as
   // for Hr. Undefined when the plan has no key zeroing.
   torch::Tensor key_zero;
@@ -30,8 +34,11 @@ struct PositionalContext {
 // Angles (B, Hr, L, head_dim/2) in float64 for the plan's rotations.
 // channels: (kChannelCount, B, L) integers. stretch: (B) factors, or undefined,
 // in which case every stretched rotation uses its distribution's eval_value.
+// log_scale, when given, receives xPos's log query scale (same shape), left
+// undefined when no rotation has one.
 torch::Tensor rotaryAngles(const plan::AttentionPlan& attention, const plan::ModelPlan& model,
-                           const torch::Tensor& channels, const torch::Tensor& stretch);
+                           const torch::Tensor& channels, const torch::Tensor& stretch,
+                           torch::Tensor* log_scale = nullptr);
 
 // Everything positional for one forward pass. `dtype` is the compute dtype.
 PositionalContext buildPositionalContext(const plan::AttentionPlan& attention,
@@ -41,8 +48,10 @@ PositionalContext buildPositionalContext(const plan::AttentionPlan& attention,
                                          torch::ScalarType dtype);
 
 // Rotates x (B, H, L, head_dim) pairwise by the context's tables; returns x
-// unchanged when the context has no tables.
-torch::Tensor applyRotary(const torch::Tensor& x, const PositionalContext& ctx);
+// unchanged when the context has no tables. With xPos scales, queries are
+// scaled by them and keys by their inverse, so `side` says which x is.
+enum class Side : uint8_t { Query, Key };
+torch::Tensor applyRotary(const torch::Tensor& x, const PositionalContext& ctx, Side side = Side::Query);
 
 // Zeroes the selected components of keys k (B, H, L, head_dim); returns k
 // unchanged when the context has no zeroing.

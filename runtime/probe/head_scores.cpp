@@ -29,9 +29,8 @@ Scored score(const plan::ExperimentPlan& plan, const std::vector<torch::Tensor>&
   auto ctx = model::buildPositionalContext(plan.attention, plan.model, channels, torch::Tensor(), torch::kDouble);
   auto x = torch::stack({qk.q.to(torch::kCPU, torch::kDouble), qk.k.to(torch::kCPU, torch::kDouble)}, 1);  // (H, 2, D)
   x = x.unsqueeze(0).expand({N, H, 2, D}).contiguous();
-  auto rotated = model::applyRotary(x, ctx);
-  auto q = rotated.select(2, 0);
-  auto k = model::applyKeyZeroing(rotated, ctx).select(2, 1);
+  auto q = model::applyRotary(x, ctx, model::Side::Query).select(2, 0);
+  auto k = model::applyKeyZeroing(model::applyRotary(x, ctx, model::Side::Key), ctx).select(2, 1);
   auto pairs = (q * k).reshape({N, H, P, 2}).sum(-1) / std::sqrt(static_cast<double>(D));
   auto dot = pairs.sum(-1).reshape({N, H, 1, 1});
   std::vector<torch::Tensor> p64;

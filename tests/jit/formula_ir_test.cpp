@@ -185,3 +185,21 @@ TEST(FormulaIr, LookupReadsTheEntryAtTheRoundedDownClampedIndex) {
   EXPECT_TRUE(g.isConst(g.derivative(f, Wrt::param(0)), 0.0));  // a table's entries are Wrt::node
   EXPECT_EQ(evaluate(g, g.derivative(f, Wrt::node(read)), env), 1.5);
 }
+
+// d(a ^ b)/db = a ^ b log(a), taken as 0 at a = 0 for b >= 0 (as torch.pow's
+// backward does), so a learned exponent of a distance has a finite gradient
+// where the distance is 0 (KERPLE's power kernel on the diagonal).
+TEST(FormulaIr, PowerGradientInTheExponentIsZeroAtABaseOfZero) {
+  Graph g;
+  NodeId a = g.leaf(Op::Var, 0), b = g.leaf(Op::Var, 1);
+  NodeId db = g.derivative(g.binary(Op::Pow, a, b), Wrt::var(1));
+  Env env;
+  env.vars = {0.0, 1.5};
+  EXPECT_EQ(evaluate(g, db, env), 0.0);
+  env.vars = {0.0, 0.0};
+  EXPECT_EQ(evaluate(g, db, env), 0.0);
+  env.vars = {2.0, 1.5};
+  EXPECT_NEAR(evaluate(g, db, env), std::pow(2.0, 1.5) * std::log(2.0), 1e-15);
+  env.vars = {0.0, -1.0};  // 0 ^ -1 is infinite: no mask, as in torch
+  EXPECT_TRUE(std::isinf(evaluate(g, db, env)) || std::isnan(evaluate(g, db, env)));
+}

@@ -1,0 +1,130 @@
+// The stdlib's published encodings against their papers' formulas, written
+// out here independently of the stdlib's score formulas: every (query, key)
+// pair of a sequence, on the tensor path and in the fused JIT kernel (where
+// the attention probabilities are compared), in f64 (1e-12) and f32 (1e-6).
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "compiler/driver/compile.h"
+#include "compiler/jit/compiled.h"
+#include "runtime/model/attention.h"
+#include "runtime/model/fused_attention.h"
+#include "runtime/model/positional.h"
+#include "runtime/model/score_formula.h"
+
+using namespace posc;
+
+namespace {
+
+plan::ExperimentPlan compile(const std::string& use) {
+  driver::Compilation c;
+  driver::CompileRequest r;
+  r.path = "encodings_test.pos";
+  r.text = "import kerple\nimport rope\nexperiment e {\n  model { layers = 1  width = 32  heads = 2 }\n  attention {\n    " + use +
+           "\n  }\n}\n";
+  EXPECT_TRUE(c.compile(r)) << c.diags.render(false);
+  return c.plan ? *c.plan : plan::ExperimentPlan{};
+}
+
+// Checks score <- s + bias(head, i - j) for every pair of an L-token
+// sequence whose position channel is 0..L-1, then the fused kernel's
+// probabilities against the tensor path's.
+void expectBias(const plan::ExperimentPlan& p, const std::function<double(int, double)>& bias, const std::string& what) {
+  const int64_t L = 300, H = 2;
+  auto ch = torch::zeros({plan::kChannelCount, 1, L}, torch::kLong);
+  ch[0] = torch::arange(L).reshape({1, L});
+  std::vector<torch::Tensor> params;
+  for (const plan::Param& prm : p.attention.params) params.push_back(torch::tensor(prm.init, torch::kDouble));
+  torch::manual_seed(5);
+  for (auto dtype : {torch::kDouble, torch::kFloat}) {
+    SCOPED_TRACE(what + (dtype == torch::kDouble ? " f64" : " f32"));
+    const double tol = dtype == torch::kDouble ? 1e-12 : 1e-6;
+    auto s = (torch::randn({1, H, L, L}, torch::kDouble) * 3).to(dtype);
+    std::vector<torch::Tensor> typed;
+    for (auto& t : params) typed.push_back(t.to(dtype));
+    auto out = model::applyScoreTerms(s, ch, ch, p.attention, typed).to(torch::kDouble);
+    auto got = out.accessor<double, 4>();
+    auto s64 = s.to(torch::kDouble);
+    auto raw = s64.accessor<double, 4>();
+    for (int h = 0; h < H; ++h)
+      for (int64_t i = 0; i < L; i += 7)
+        for (int64_t j = 0; j <= i; ++j) {
+          const double want = raw[0][h][i][j] + bias(h, static_cast<double>(i - j));
+          ASSERT_NEAR(got[0][h][i][j], want, tol * (1 + std::fabs(want))) << "head " << h << " i " << i << " j " << j;
+        }
+    if (!jit::available()) continue;
+    auto reference = model::attentionWeights(out.to(dtype), p.model.softmax, false);
+    auto fused = model::fusedAttentionWeights(s, ch, ch, p.attention, p.model.softmax, typed);
+    EXPECT_TRUE(torch::allclose(fused.to(torch::kDouble), reference.to(torch::kDouble), tol, tol)) << "fused kernel";
+  }
+}
+
+}  // namespace
+
+TEST(Encodings, KerpleLogIsMinusR1LogOnePlusR2Distance) {
+  // Chi et al. 2022, eq. for the logarithmic variant: -r1 log(1 + r2 |m - n|).
+  const double r1[] = {0.5, 2.0}, r2[] = {1.5, 0.3};
+  auto p = compile("use kerple_log(r1 = [0.5, 2], r2 = [1.5, 0.3])");
+  expectBias(p, [&](int h, double d) { return -r1[h] * std::log(1 + r2[h] * d); }, "kerple_log");
+}
+
+TEST(Encodings, KerplePowerIsMinusR1DistanceToTheR2) {
+  // Chi et al. 2022, the power variant: -r1 |m - n|^r2, 0 < r2 <= 2.
+  const double r1[] = {0.25, 1.0}, r2[] = {0.5, 1.75};
+  auto p = compile("use kerple_power(r1 = [0.25, 1], r2 = [0.5, 1.75])");
+  expectBias(p, [&](int h, double d) { return -r1[h] * std::pow(d, r2[h]); }, "kerple_power");
+}
+
+TEST(Encodings, KerpleArgumentsOutOfRangeAreRefused) {
+  driver::Compilation c;
+  driver::CompileRequest r;
+  r.path = "bad.pos";
+  r.text = "import kerple\nimport rope\nexperiment e {\n  model { layers = 1  width = 32  heads = 2 }\n  attention {\n"
+           "    use kerple_power(r2 = [1, 2.5])\n  }\n}\n";
+  EXPECT_FALSE(c.compile(r));
+  EXPECT_NE(c.diags.render(false).find("KERPLE power needs r1 > 0 and 0 < r2 <= 2"), std::string::npos)
+      << c.diags.render(false);
+}
+
+TEST(Encodings, XposScoresAreRotatedDotProductsScaledByZetaToTheDistanceOverGamma) {
+  // Sun et al. 2022: q_n . k_m = sum_i zeta_i^((n - m) / gamma) (R(n w_i) q_i) . (R(m w_i) k_i),
+  // zeta_i = (2i / d + 0.4) / 1.4 over the d / 2 pairs, w_i = 10000^(-i / (d/2)).
+  auto p = compile("use xpos(channel = position, scale_base = 64)");
+  ASSERT_EQ(p.attention.rotations.size(), 1u);
+  EXPECT_EQ(p.attention.rotations[0].xpos_scale_base, 64);
+  const int64_t L = 200, H = 2, D = p.model.head_dim, P = D / 2;
+  auto ch = torch::zeros({plan::kChannelCount, 1, L}, torch::kLong);
+  ch[0] = torch::arange(L).reshape({1, L});
+  torch::manual_seed(9);
+  auto q = torch::randn({1, H, L, D}, torch::kDouble), k = torch::randn({1, H, L, D}, torch::kDouble);
+  for (auto dtype : {torch::kDouble, torch::kFloat}) {
+    auto ctx = model::buildPositionalContext(p.attention, p.model, ch, {}, dtype);
+    auto got = torch::matmul(model::applyRotary(q.to(dtype), ctx, model::Side::Query),
+                             model::applyRotary(k.to(dtype), ctx, model::Side::Key).transpose(-2, -1))
+                   .to(torch::kDouble);
+    auto qa = q.accessor<double, 4>(), ka = k.accessor<double, 4>();
+    auto g = got.accessor<double, 4>();
+    const double tol = dtype == torch::kDouble ? 1e-12 : 1e-6;
+    for (int h = 0; h < H; ++h)
+      for (int64_t n = 0; n < L; n += 11)
+        for (int64_t m = 0; m <= n; m += 3) {
+          double want = 0, scale = 0;
+          for (int64_t i = 0; i < P; ++i) {
+            const double w = std::pow(10000.0, -static_cast<double>(i) / P);
+            const double zeta = (2.0 * i / D + 0.4) / 1.4;
+            const double a = n * w, b = m * w;
+            const double q0 = qa[0][h][n][2 * i] * std::cos(a) - qa[0][h][n][2 * i + 1] * std::sin(a);
+            const double q1 = qa[0][h][n][2 * i + 1] * std::cos(a) + qa[0][h][n][2 * i] * std::sin(a);
+            const double k0 = ka[0][h][m][2 * i] * std::cos(b) - ka[0][h][m][2 * i + 1] * std::sin(b);
+            const double k1 = ka[0][h][m][2 * i + 1] * std::cos(b) + ka[0][h][m][2 * i] * std::sin(b);
+            want += std::pow(zeta, static_cast<double>(n - m) / 64) * (q0 * k0 + q1 * k1);
+            scale += std::fabs(q0 * k0) + std::fabs(q1 * k1);
+          }
+          ASSERT_NEAR(g[0][h][n][m], want, tol * (1 + scale)) << "head " << h << " n " << n << " m " << m;
+        }
+  }
+}
