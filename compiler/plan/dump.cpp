@@ -212,9 +212,10 @@ std::string dumpPlan(const ExperimentPlan& p) {
   bool any = false;
   for (const AbsoluteEmbedding& e : a.embeddings) {
     any = true;
-    line(fmt::format("  embed {} {} embedding{}   [{}]",
+    line(fmt::format("  embed {} {} embedding{}{}   [{}]",
                      e.kind == AbsoluteEmbedding::Kind::Learned ? "learned" : "sinusoidal", channelName(e.channel),
                      e.kind == AbsoluteEmbedding::Kind::Learned ? fmt::format(" (table of {})", e.max_index) : "",
+                     e.train_offset > 0 ? fmt::format(", training offset 0..{} on nonzero indices", e.train_offset) : "",
                      e.origin));
   }
   // Which pairs turn by what, head by head (merged when every head agrees).

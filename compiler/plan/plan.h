@@ -135,6 +135,11 @@ struct AbsoluteEmbedding {
   enum class Kind : uint8_t { Learned, Sinusoidal } kind = Kind::Learned;
   Channel channel = Channel::Position;
   int max_index = 1024;  // learned tables have rows 0..max_index-1
+  // Abacus's random offset (McLeish et al. 2024): during training each
+  // sequence draws k uniformly from 0..train_offset and its tokens with a
+  // nonzero channel value (digits, for the column) read row value + k;
+  // evaluation reads row value. 0: no offset.
+  int train_offset = 0;
   std::string origin;
 };
 

@@ -206,8 +206,9 @@ class Builder {
          {{"heads", all}},
          &Builder::addKeyZeroing},
         {"embed",
-         {{"table", "any", true}, {"channel", "channel", false}, {"size", "int", false}},
-         {{"channel", Value::makeSymbol("position", {})}, {"size", Value::makeNumber(1024, {})}},
+         {{"table", "any", true}, {"channel", "channel", false}, {"size", "int", false}, {"offset", "int", false}},
+         {{"channel", Value::makeSymbol("position", {})}, {"size", Value::makeNumber(1024, {})},
+          {"offset", Value::makeNumber(0, {})}},
          &Builder::addEmbedding},
         {"null_slot", {}, {}, &Builder::addNullSlot},
         {"require", {{"condition", "bool", true}, {"message", "text", true}}, {}, &Builder::checkRequirement},
@@ -288,6 +289,13 @@ class Builder {
       return;
     }
     e.max_index = static_cast<int>(a["size"].number);
+    if (a["offset"].number < 0 || (a["offset"].number > 0 && e.kind != plan::AbsoluteEmbedding::Kind::Learned)) {
+      Diagnostic& d = error(a["offset"].range, a["offset"].number < 0 ? "a training offset cannot be negative"
+                                                                      : "a training offset needs a learned table");
+      d.hint = "offset = k draws a shift of 0..k per training sequence (Abacus); 0 turns it off";
+      return;
+    }
+    e.train_offset = static_cast<int>(a["offset"].number);
     e.origin = origin(it.range);
     plan_.attention.embeddings.push_back(e);
   }

@@ -144,12 +144,17 @@ int64_t GptImpl::parameterCount() const {
 
 namespace {
 
-torch::Tensor embed(ModelParts& st, const torch::Tensor& tokens, const torch::Tensor& channels) {
+// offsets: (E, ...) per embedding and token, the shape of a channel, or
+// undefined (no training offsets).
+torch::Tensor embed(ModelParts& st, const torch::Tensor& tokens, const torch::Tensor& channels,
+                    const torch::Tensor& offsets) {
   auto h = st.tok->forward(tokens);
   const auto dtype = st.tok->weight.scalar_type();
   const auto& embs = st.plan.attention.embeddings;
   for (size_t i = 0; i < embs.size(); ++i) {
     auto value = channels.select(0, static_cast<int64_t>(embs[i].channel));
+    if (offsets.defined() && embs[i].train_offset > 0)
+      value = value + offsets.select(0, static_cast<int64_t>(i)) * value.gt(0).to(value.scalar_type());
     if (st.abs_tables[i])
       h = h + st.abs_tables[i]->forward(value.clamp(0, embs[i].max_index - 1));
     else
@@ -181,11 +186,18 @@ Packing packRows(const torch::Tensor& mask) {
 
 torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
                   const torch::Tensor& channels, const torch::Tensor& stretch, KvCache* cache,
-                  AttentionTrace* trace, const Packing* packing = nullptr) {
+                  AttentionTrace* trace, const Packing* packing = nullptr,
+                  const torch::Tensor& embed_offsets = {}) {
   const auto& m = st.plan.model;
+  torch::Tensor offsets;  // (E, B, L): each sequence's draw on each of its tokens
+  if (embed_offsets.defined())
+    offsets = embed_offsets.to(channels.device(), channels.scalar_type()).unsqueeze(-1).expand(
+        {embed_offsets.size(0), channels.size(1), channels.size(2)});
   auto h = packing ? embed(st, tokens.reshape({-1}).index_select(0, packing->live),
-                           channels.reshape({channels.size(0), -1}).index_select(1, packing->live))
-                   : embed(st, tokens, channels);
+                           channels.reshape({channels.size(0), -1}).index_select(1, packing->live),
+                           offsets.defined() ? offsets.reshape({offsets.size(0), -1}).index_select(1, packing->live)
+                                             : offsets)
+                   : embed(st, tokens, channels, offsets);
   if (m.dropout > 0 && self.is_training()) h = torch::dropout(h, m.dropout, true);
   auto positional = buildPositionalContext(st.plan.attention, m, channels, stretch,
                                            st.tok->weight.scalar_type());
@@ -241,14 +253,16 @@ torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
 }  // namespace
 
 torch::Tensor GptImpl::forward(const torch::Tensor& tokens, const torch::Tensor& channels,
-                               const torch::Tensor& stretch, AttentionTrace* trace) {
-  return run(*this, *state_, tokens, channels, stretch, nullptr, trace);
+                               const torch::Tensor& stretch, AttentionTrace* trace,
+                               const torch::Tensor& embed_offsets) {
+  return run(*this, *state_, tokens, channels, stretch, nullptr, trace, nullptr, embed_offsets);
 }
 
 torch::Tensor GptImpl::forwardMasked(const torch::Tensor& tokens, const torch::Tensor& channels,
-                                     const torch::Tensor& stretch, const torch::Tensor& mask) {
+                                     const torch::Tensor& stretch, const torch::Tensor& mask,
+                                     const torch::Tensor& embed_offsets) {
   const Packing packing = packRows(mask);
-  return run(*this, *state_, tokens, channels, stretch, nullptr, nullptr, &packing);
+  return run(*this, *state_, tokens, channels, stretch, nullptr, nullptr, &packing, embed_offsets);
 }
 
 torch::Tensor GptImpl::forwardCached(const torch::Tensor& tokens, const torch::Tensor& channels,

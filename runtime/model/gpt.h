@@ -51,9 +51,13 @@ class GptImpl : public torch::nn::Module {
   GptImpl(const plan::ExperimentPlan& plan, int64_t vocab_size);
 
   // tokens (B, L) int64; channels (C, B, L) int64; stretch (B) or undefined.
+  // embed_offsets (E, B) int64: each sequence's training offset for each of
+  // the plan's E absolute embeddings (those with a train_offset use it on
+  // nonzero indices), or undefined: none (evaluation).
   // Returns logits (B, L, vocab). With `trace`, records attention per layer.
   torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& channels,
-                        const torch::Tensor& stretch = {}, AttentionTrace* trace = nullptr);
+                        const torch::Tensor& stretch = {}, AttentionTrace* trace = nullptr,
+                        const torch::Tensor& embed_offsets = {});
 
   // Logits only where `mask` (B, L) is nonzero: (M, vocab), positions in
   // row-major order; equal to forward(...) there. The positions after a
@@ -63,7 +67,8 @@ class GptImpl : public torch::nn::Module {
   // (the loss is taken at the answer's positions only), which leaves out the
   // padding and about two thirds of the last layer.
   torch::Tensor forwardMasked(const torch::Tensor& tokens, const torch::Tensor& channels,
-                              const torch::Tensor& stretch, const torch::Tensor& mask);
+                              const torch::Tensor& stretch, const torch::Tensor& mask,
+                              const torch::Tensor& embed_offsets = {});
   // Runs the new tokens (B, T) with their channels (C, B, T) against `cache`
   // (extending it) and returns logits (B, T, vocab) of the new tokens.
   // forward(x) and prefill+step-by-step decode give the same logits.

@@ -6,6 +6,7 @@
 #include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -193,12 +194,26 @@ torch::Tensor maskedCrossEntropy(const torch::Tensor& logits, const torch::Tenso
   return (nll * m).sum() / m.sum().clamp_min(1.0);
 }
 
+torch::Tensor sampleEmbedOffsets(const plan::AttentionPlan& attention, int64_t batch, std::mt19937_64& rng) {
+  const auto& embs = attention.embeddings;
+  if (std::none_of(embs.begin(), embs.end(), [](const plan::AbsoluteEmbedding& e) { return e.train_offset > 0; }))
+    return {};
+  auto out = torch::zeros({static_cast<int64_t>(embs.size()), batch}, torch::kLong);
+  auto a = out.accessor<int64_t, 2>();
+  for (size_t i = 0; i < embs.size(); ++i) {
+    if (embs[i].train_offset <= 0) continue;
+    const uint64_t n = static_cast<uint64_t>(embs[i].train_offset) + 1;
+    for (int64_t b = 0; b < batch; ++b) a[static_cast<int64_t>(i)][b] = static_cast<int64_t>(rng() % n);
+  }
+  return out;
+}
+
 torch::Tensor trainingLoss(model::Gpt& model, const BatchTensors& batch, const torch::Tensor& stretch,
-                           bool bf16) {
+                           bool bf16, const torch::Tensor& embed_offsets) {
   torch::Tensor logits;
   {
     AutocastGuard autocast(bf16, batch.tokens.device().type());
-    logits = model->forwardMasked(batch.tokens, batch.channels, stretch, batch.loss_mask);  // (M, V)
+    logits = model->forwardMasked(batch.tokens, batch.channels, stretch, batch.loss_mask, embed_offsets);  // (M, V)
   }
   if (logits.scalar_type() != torch::kFloat64) logits = logits.to(torch::kFloat32);
   auto wanted = batch.loss_mask.reshape({-1}).nonzero().reshape({-1});
@@ -303,11 +318,12 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       const task::Batch batch = task::sampleTrainingBatch(plan.task, tokenizer, tp.batch, rng);
       const BatchTensors bt = toTensors(batch, ctx.device);
       const torch::Tensor stretch = sampleStretch(plan.attention, batch.batch, rng, float_type, ctx.device);
+      const torch::Tensor offsets = sampleEmbedOffsets(plan.attention, batch.batch, rng);
 
       optimizer.zero_grad();
       torch::Tensor loss;
       try {
-        loss = trainingLoss(model, bt, stretch, bf16);
+        loss = trainingLoss(model, bt, stretch, bf16, offsets);
         // The fused kernels name a non-finite score's term; on the tensor-op
         // path the loss is checked here, before a NaN reaches the weights.
         if (!model->scoreJit()) {

@@ -58,12 +58,19 @@ torch::Tensor sampleStretch(const plan::AttentionPlan& attention, int64_t batch,
 torch::Tensor maskedCrossEntropy(const torch::Tensor& logits, const torch::Tensor& targets,
                                  const torch::Tensor& mask);
 
+// Each training sequence's Abacus offset for each absolute embedding: (E, B)
+// int64, row i uniform on 0..train_offset of embedding i (zeros where it has
+// none); undefined when no embedding has an offset (no draw is made, so the
+// data stream of other plans is unchanged).
+torch::Tensor sampleEmbedOffsets(const plan::AttentionPlan& attention, int64_t batch, std::mt19937_64& rng);
+
 // The training loss of a batch: maskedCrossEntropy of the model's logits,
 // computed with GptImpl::forwardMasked, which leaves out every position the
 // loss does not depend on (padding, the end token, most of the last layer).
-// With `bf16`, the forward pass runs under bf16 autocast.
+// With `bf16`, the forward pass runs under bf16 autocast. embed_offsets as
+// sampleEmbedOffsets gives them, or undefined.
 torch::Tensor trainingLoss(model::Gpt& model, const BatchTensors& batch, const torch::Tensor& stretch,
-                           bool bf16);
+                           bool bf16, const torch::Tensor& embed_offsets = {});
 
 // The data-stream generator of a seed.
 std::mt19937_64 dataRng(uint64_t seed);

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <random>
 #include <string>
 
 #include "compiler/driver/compile.h"
@@ -14,7 +15,9 @@
 #include "runtime/model/attention.h"
 #include "runtime/model/fused_attention.h"
 #include "runtime/model/positional.h"
+#include "runtime/model/gpt.h"
 #include "runtime/model/score_formula.h"
+#include "runtime/train/trainer.h"
 
 using namespace posc;
 
@@ -127,4 +130,50 @@ TEST(Encodings, XposScoresAreRotatedDotProductsScaledByZetaToTheDistanceOverGamm
           ASSERT_NEAR(g[0][h][n][m], want, tol * (1 + scale)) << "head " << h << " n " << n << " m " << m;
         }
   }
+}
+
+TEST(Encodings, AbacusOffsetShiftsTheDigitColumnsOfEachTrainingSequence) {
+  // McLeish et al. 2024: during training every digit's significance index
+  // is shifted by one offset k per sequence; evaluation uses no shift.
+  driver::Compilation c;
+  driver::CompileRequest r;
+  r.path = "abacus.pos";
+  r.text = "import absolute\nexperiment e {\n  model { layers = 1  width = 32  heads = 2  precision = f64 }\n"
+           "  attention {\n    use abacus(size = 64, offset = 20)\n  }\n}\n";
+  ASSERT_TRUE(c.compile(r)) << c.diags.render(false);
+  const plan::ExperimentPlan& p = *c.plan;
+  ASSERT_EQ(p.attention.embeddings.size(), 1u);
+  EXPECT_EQ(p.attention.embeddings[0].train_offset, 20);
+  EXPECT_NE(plan::dumpPlan(p).find("training offset 0..20 on nonzero indices"), std::string::npos);
+
+  // The draws: one per sequence, every value of 0..20 and nothing else.
+  std::mt19937_64 rng(3);
+  auto offsets = train::sampleEmbedOffsets(p.attention, 4000, rng);
+  ASSERT_EQ(offsets.sizes(), (std::vector<int64_t>{1, 4000}));
+  EXPECT_EQ(offsets.min().item<int64_t>(), 0);
+  EXPECT_EQ(offsets.max().item<int64_t>(), 20);
+  EXPECT_EQ(std::get<0>(at::_unique(offsets)).numel(), 21);
+  plan::AttentionPlan none;
+  EXPECT_FALSE(train::sampleEmbedOffsets(none, 8, rng).defined());
+
+  // The model with offsets equals the model on channels whose nonzero
+  // columns were shifted by each sequence's offset, on the full and the
+  // masked (training) paths.
+  torch::manual_seed(1);
+  model::Gpt model(p, 16);
+  const int64_t B = 3, L = 12;
+  auto tokens = torch::randint(0, 16, {B, L}, torch::kLong);
+  auto channels = torch::zeros({plan::kChannelCount, B, L}, torch::kLong);
+  channels[0] = torch::arange(L).expand({B, L});
+  channels[1] = torch::randint(0, 11, {B, L});  // columns, 0 for non-digits
+  auto k = torch::tensor({{0L, 7L, 20L}});
+  auto shifted = channels.clone();
+  shifted[1] = channels[1] + channels[1].gt(0).to(torch::kLong) * k.reshape({B, 1});
+  auto with_offsets = model->forward(tokens, channels, {}, nullptr, k);
+  auto reference = model->forward(tokens, shifted);
+  EXPECT_LT((with_offsets - reference).abs().max().item<double>(), 1e-12);
+  EXPECT_GT((with_offsets - model->forward(tokens, channels)).abs().max().item<double>(), 1e-6);
+  auto mask = torch::ones({B, L}, torch::kBool);
+  auto masked = model->forwardMasked(tokens, channels, {}, mask, k);
+  EXPECT_LT((masked - reference.reshape({B * L, -1})).abs().max().item<double>(), 1e-12);
 }
