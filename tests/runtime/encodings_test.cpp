@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -23,13 +24,28 @@ using namespace posc;
 
 namespace {
 
-plan::ExperimentPlan compile(const std::string& use) {
+// An experiment of two heads of 16 whose attention section is `attention`,
+// with every stdlib module imported; the plan, or the rendered errors.
+struct Compiled {
+  std::optional<plan::ExperimentPlan> plan;
+  std::string errors;
+};
+
+Compiled compileAttention(const std::string& attention, const std::string& model_extra = "") {
   driver::Compilation c;
   driver::CompileRequest r;
   r.path = "encodings_test.pos";
-  r.text = "import kerple\nimport rope\nexperiment e {\n  model { layers = 1  width = 32  heads = 2 }\n  attention {\n    " + use +
-           "\n  }\n}\n";
-  EXPECT_TRUE(c.compile(r)) << c.diags.render(false);
+  r.text = "import kerple\nimport rope\nimport absolute\nexperiment e {\n  model { layers = 1  width = 32  heads = 2" +
+           model_extra + " }\n  attention {\n    " + attention + "\n  }\n}\n";
+  Compiled out;
+  if (c.compile(r)) out.plan = *c.plan;
+  out.errors = c.diags.render(false);
+  return out;
+}
+
+plan::ExperimentPlan compile(const std::string& use) {
+  Compiled c = compileAttention(use);
+  EXPECT_TRUE(c.plan) << c.errors;
   return c.plan ? *c.plan : plan::ExperimentPlan{};
 }
 
@@ -83,14 +99,9 @@ TEST(Encodings, KerplePowerIsMinusR1DistanceToTheR2) {
 }
 
 TEST(Encodings, KerpleArgumentsOutOfRangeAreRefused) {
-  driver::Compilation c;
-  driver::CompileRequest r;
-  r.path = "bad.pos";
-  r.text = "import kerple\nimport rope\nexperiment e {\n  model { layers = 1  width = 32  heads = 2 }\n  attention {\n"
-           "    use kerple_power(r2 = [1, 2.5])\n  }\n}\n";
-  EXPECT_FALSE(c.compile(r));
-  EXPECT_NE(c.diags.render(false).find("KERPLE power needs r1 > 0 and 0 < r2 <= 2"), std::string::npos)
-      << c.diags.render(false);
+  Compiled c = compileAttention("use kerple_power(r2 = [1, 2.5])");
+  EXPECT_FALSE(c.plan);
+  EXPECT_NE(c.errors.find("KERPLE power needs r1 > 0 and 0 < r2 <= 2"), std::string::npos) << c.errors;
 }
 
 TEST(Encodings, XposScoresAreRotatedDotProductsScaledByZetaToTheDistanceOverGamma) {
@@ -135,12 +146,8 @@ TEST(Encodings, XposScoresAreRotatedDotProductsScaledByZetaToTheDistanceOverGamm
 TEST(Encodings, AbacusOffsetShiftsTheDigitColumnsOfEachTrainingSequence) {
   // McLeish et al. 2024: during training every digit's significance index
   // is shifted by one offset k per sequence; evaluation uses no shift.
-  driver::Compilation c;
-  driver::CompileRequest r;
-  r.path = "abacus.pos";
-  r.text = "import absolute\nexperiment e {\n  model { layers = 1  width = 32  heads = 2  precision = f64 }\n"
-           "  attention {\n    use abacus(size = 64, offset = 20)\n  }\n}\n";
-  ASSERT_TRUE(c.compile(r)) << c.diags.render(false);
+  Compiled c = compileAttention("use abacus(size = 64, offset = 20)", "  precision = f64");
+  ASSERT_TRUE(c.plan) << c.errors;
   const plan::ExperimentPlan& p = *c.plan;
   ASSERT_EQ(p.attention.embeddings.size(), 1u);
   EXPECT_EQ(p.attention.embeddings[0].train_offset, 20);
