@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -236,4 +238,56 @@ TEST_F(ProbeRun, ReportIsOneSelfContainedPageThatRendersItsPlots) {
   EXPECT_GT(non_white, 0.02) << "the page is blank";
   EXPECT_GT(palette, 500) << "no plot colours on the page: the plots did not render";
   EXPECT_GT(colours, 20);
+}
+
+// The results files' columns are an interface (docs/results.md loads them
+// in pandas by name): the header of every CSV and the keys of metrics.jsonl
+// and status.json, against tests/golden/results/headers.txt
+// (POSC_UPDATE_GOLDEN=1 rewrites it; a change there is a change for users).
+TEST_F(ProbeRun, ResultFileHeadersAreStable) {
+  ASSERT_EQ(run_status, 0) << readFile(dir / "run.log");
+  const fs::path run = dir / "run";
+  std::vector<std::string> files = {"accuracy.csv"};
+  for (const auto& e : fs::directory_iterator(run / "probes"))
+    if (e.path().extension() == ".csv") files.push_back("probes/" + e.path().filename().string());
+  std::sort(files.begin() + 1, files.end());
+  std::string actual;
+  auto firstLine = [](const std::string& text) { return text.substr(0, text.find('\n')); };
+  for (const std::string& f : files) actual += f + ": " + firstLine(readFile(run / f)) + "\n";
+  // JSON keys in order of appearance, "a.b" for nested objects.
+  auto keys = [](const std::string& json) {
+    std::string out, prefix;
+    std::vector<std::string> stack;
+    for (size_t i = 0; i < json.size(); ++i) {
+      if (json[i] == '}') {
+        if (!stack.empty()) stack.pop_back();
+        continue;
+      }
+      if (json[i] != '"') continue;
+      const size_t end = json.find('"', i + 1);
+      const std::string word = json.substr(i + 1, end - i - 1);
+      size_t after = json.find_first_not_of(' ', end + 1);
+      i = end;
+      if (after == std::string::npos || json[after] != ':') continue;  // a string value
+      std::string name;
+      for (const std::string& s : stack) name += s + ".";
+      out += (out.empty() ? "" : ", ") + name + word;
+      const size_t value = json.find_first_not_of(' ', after + 1);
+      if (value != std::string::npos && json[value] == '{') {
+        stack.push_back(word);
+        i = value;
+      }
+    }
+    return out;
+  };
+  actual += "metrics.jsonl (a training line): " + keys(firstLine(readFile(run / "metrics.jsonl"))) + "\n";
+  actual += "status.json: " + keys(readFile(run / "status.json")) + "\n";
+  const fs::path golden = fs::path(POSC_SOURCE_DIR) / "tests/golden/results/headers.txt";
+  if (std::getenv("POSC_UPDATE_GOLDEN")) {
+    fs::create_directories(golden.parent_path());
+    std::ofstream(golden) << actual;
+    return;
+  }
+  ASSERT_TRUE(fs::exists(golden)) << "missing " << golden << " (run with POSC_UPDATE_GOLDEN=1)\n" << actual;
+  EXPECT_EQ(readFile(golden), actual);
 }
