@@ -2,11 +2,13 @@
 //
 // A formula reads the score `s`, the head index `h`, channels of the query
 // and key (`q.column`, `k.row`, or `q.c` where c is a component argument of
-// type channel), declared parameters (`rate[h]` for per-head ones) and
-// numeric component arguments, which become constants. Constant
-// subexpressions are folded. Everything is checked here, before any code is
+// type channel), declared parameters (`rate[h]` for per-head ones), entries
+// of declared tables (`bias[h][i]`, `w[i]`) and numeric component arguments,
+// which become constants. Constant subexpressions are folded. It is bound
+// through the one binder of expressions (expression.h), as a context that
+// knows these names. Everything is checked here, before any code is
 // generated: unknown names and channels, per-head parameters not indexed by
-// `h`, scalars indexed, wrong arity of functions.
+// `h`, scalars indexed, tables read the wrong way, wrong arity of functions.
 #pragma once
 
 #include <map>
