@@ -74,14 +74,14 @@ class KernelContext final : public ExpressionContext {
       const ConstantFunction& fn = it->second;
       auto args = binder.arguments(e, fn.arity);
       if (!args) return {true, std::nullopt};
-      double values[8] = {};
-      for (size_t i = 0; i < args->size() && i < 8; ++i) {
+      std::vector<double> values;  // one per argument: fn reads `arity` of them
+      for (size_t i = 0; i < args->size(); ++i) {
         if (!out.isConstant((*args)[i]))
           return {true, fail(e.args[i].value->range, fmt::format("{} needs constant arguments", fn.signature))};
-        values[i] = out.value((*args)[i]);
+        values.push_back(out.value((*args)[i]));
       }
       try {
-        return {true, out.constant(fn.fn(values))};
+        return {true, out.constant(fn.fn(values.data()))};
       } catch (const std::exception& x) {
         return {true, fail(e.range, fmt::format("{}: {}", fn.signature, x.what()))};
       }
