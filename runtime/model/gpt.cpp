@@ -57,6 +57,23 @@ torch::Tensor sinusoidal(const torch::Tensor& value, int64_t width, torch::Scala
 
 }  // namespace
 
+torch::Tensor initialScoreParam(const plan::Param& p, int heads) {
+  if (p.table()) {  // (H, size) per head, else (size)
+    const int64_t rows = p.per_head ? heads : 1;
+    std::vector<double> init = p.init;
+    if (init.size() != static_cast<size_t>(rows * p.size)) init.assign(static_cast<size_t>(rows * p.size), init.empty() ? 0.0 : init[0]);
+    torch::Tensor t = torch::tensor(init, torch::kDouble).to(torch::kFloat);
+    return p.per_head ? t.reshape({rows, p.size}) : t.reshape({p.size});
+  }
+  if (p.per_head) {
+    std::vector<double> init = p.init;
+    if (init.size() == 1) init.assign(static_cast<size_t>(heads), init[0]);
+    return torch::tensor(init, torch::kDouble).to(torch::kFloat);
+  }
+  return torch::scalar_tensor(p.init.empty() ? 0.0 : p.init[0], torch::kFloat);
+}
+
+
 GptImpl::GptImpl(const plan::ExperimentPlan& plan, int64_t vocab_size)
     : state_(std::make_shared<State>()) {
   auto& st = *state_;
@@ -81,20 +98,7 @@ GptImpl::GptImpl(const plan::ExperimentPlan& plan, int64_t vocab_size)
     std::set<std::string> taken;
     for (size_t i = 0; i < att.params.size(); ++i) {
       const auto& p = att.params[i];
-      torch::Tensor t;
-      if (p.table()) {  // (H, size) per head, else (size)
-        const int64_t rows = p.per_head ? m.heads : 1;
-        std::vector<double> init = p.init;
-        if (init.size() != static_cast<size_t>(rows * p.size)) init.assign(static_cast<size_t>(rows * p.size), init.empty() ? 0.0 : init[0]);
-        t = torch::tensor(init, torch::kDouble).to(torch::kFloat);
-        t = p.per_head ? t.reshape({rows, p.size}) : t.reshape({p.size});
-      } else if (p.per_head) {
-        std::vector<double> init = p.init;
-        if (init.size() == 1) init.assign(m.heads, init[0]);
-        t = torch::tensor(init, torch::kDouble).to(torch::kFloat);
-      } else {
-        t = torch::scalar_tensor(p.init.empty() ? 0.0 : p.init[0], torch::kFloat);
-      }
+      torch::Tensor t = initialScoreParam(p, m.heads);
       auto name = parameterName(p.name, taken, i);
       taken.insert(name);
       st.score_params.push_back(p.learned ? holder->register_parameter(name, t)

@@ -36,6 +36,11 @@ struct KvCache {
   int64_t length() const;
 };
 
+// A score-term parameter's tensor at initialisation, as a model holds it:
+// (H, size) for a per-head table, (size) for a shared one, (H) for a per-head
+// value, 0-d for a shared value; float32.
+torch::Tensor initialScoreParam(const plan::Param& p, int heads);
+
 class GptImpl;
 
 // Attention weights of one forward pass, for probes: per layer (B, H, Lq, Lk).

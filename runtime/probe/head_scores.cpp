@@ -41,19 +41,25 @@ Scored score(const plan::ExperimentPlan& plan, const std::vector<torch::Tensor>&
 
 }  // namespace
 
-std::vector<double> sweepKeyColumn(const plan::ExperimentPlan& plan, const std::vector<torch::Tensor>& params,
-                                   const QueryKey& qk, int head, const std::vector<int64_t>& key_columns) {
+KeySweep keySweep(const Channels& query, const Channels& key, const std::vector<int64_t>& key_columns) {
   const int64_t N = static_cast<int64_t>(key_columns.size());
-  auto q_ch = channelColumn(qk.q_channels).reshape({plan::kChannelCount, 1}).expand({plan::kChannelCount, N}).contiguous();
-  auto k_ch = channelColumn(qk.k_channels).reshape({plan::kChannelCount, 1}).repeat({1, N});
+  KeySweep sweep;
+  sweep.q = channelColumn(query).reshape({plan::kChannelCount, 1}).expand({plan::kChannelCount, N}).contiguous();
+  sweep.k = channelColumn(key).reshape({plan::kChannelCount, 1}).repeat({1, N});
   // The key moves along its row: its position shifts with its column.
   auto columns = torch::tensor(key_columns, torch::kLong);
-  const int64_t shift_from = qk.k_channels[static_cast<size_t>(plan::Channel::Column)];
-  k_ch[static_cast<int64_t>(plan::Channel::Position)] =
-      columns - shift_from + qk.k_channels[static_cast<size_t>(plan::Channel::Position)];
-  k_ch[static_cast<int64_t>(plan::Channel::Column)] = columns;
-  auto s = score(plan, params, qk, q_ch, k_ch).scores.select(1, head).contiguous();
-  return std::vector<double>(s.data_ptr<double>(), s.data_ptr<double>() + N);
+  const int64_t shift_from = key[static_cast<size_t>(plan::Channel::Column)];
+  sweep.k[static_cast<int64_t>(plan::Channel::Position)] =
+      columns - shift_from + key[static_cast<size_t>(plan::Channel::Position)];
+  sweep.k[static_cast<int64_t>(plan::Channel::Column)] = columns;
+  return sweep;
+}
+
+std::vector<double> sweepKeyColumn(const plan::ExperimentPlan& plan, const std::vector<torch::Tensor>& params,
+                                   const QueryKey& qk, int head, const std::vector<int64_t>& key_columns) {
+  const KeySweep sweep = keySweep(qk.q_channels, qk.k_channels, key_columns);
+  auto s = score(plan, params, qk, sweep.q, sweep.k).scores.select(1, head).contiguous();
+  return std::vector<double>(s.data_ptr<double>(), s.data_ptr<double>() + static_cast<int64_t>(key_columns.size()));
 }
 
 std::vector<PairInfo> pairInfo(const plan::ExperimentPlan& plan, int head) {

@@ -28,6 +28,15 @@ struct QueryKey {
   Channels q_channels{}, k_channels{};
 };
 
+// The channels of a query held fixed and of its key moved to each column in
+// `key_columns` along its row: its position shifts by the same amount (so
+// position-driven rotations see the move too), its row and kind stay.
+// q and k: (kChannelCount, N) integers.
+struct KeySweep {
+  torch::Tensor q, k;
+};
+KeySweep keySweep(const Channels& query, const Channels& key, const std::vector<int64_t>& key_columns);
+
 // Post-term score of `head` for the key moved to each column in `key_columns`
 // along its row: its position shifts by the same amount (so position-driven
 // rotations see the move too), its row and kind stay. params: the model's

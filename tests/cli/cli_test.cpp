@@ -68,9 +68,15 @@ TEST(Cli, UsageErrorsExitWithTwo) {
 }
 
 TEST(Cli, CheckPassesOnExamplesAndFailsWithLocatedErrors) {
-  Result ok = runPosc("check examples/quickstart.pos examples/addition/rope2d_decay_sink.pos stdlib/decay.pos");
+  Result ok = runPosc("check examples/addition/rope2d_decay_sink.pos stdlib/decay.pos");
   EXPECT_EQ(ok.status, 0) << ok.err;
-  EXPECT_EQ(ok.err, "");
+  EXPECT_EQ(ok.err, "");  // decay: no far alias predicted
+  // The quickstart's slowest decay head (rate 0.05) keeps 0.62 of its target 9
+  // columns away: a warning, not an error.
+  Result quickstart = runPosc("check examples/quickstart.pos");
+  EXPECT_EQ(quickstart.status, 0) << quickstart.err;
+  EXPECT_EQ(quickstart.err.find("error"), std::string::npos) << quickstart.err;
+  EXPECT_NE(quickstart.err.find("head 3: 0.62 of the target at offset -9"), std::string::npos) << quickstart.err;
   Result bad = runPosc("check tests/golden/diagnostics/fail_channel_typo.pos");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("tests/golden/diagnostics/fail_channel_typo.pos:7:24: error: unknown position channel 'colum'"),
@@ -79,6 +85,33 @@ TEST(Cli, CheckPassesOnExamplesAndFailsWithLocatedErrors) {
   EXPECT_NE(bad.err.find("^~~~~"), std::string::npos);
   EXPECT_NE(bad.err.find("did you mean 'column'?"), std::string::npos);
   EXPECT_EQ(bad.err.find("\033["), std::string::npos) << "no colour when stderr is not a terminal";
+}
+
+// The alias check: plain 2D RoPE is warned about (its far comb), decay is not
+// (the test above: no warning for rope2d_decay_sink); --aliases --csv prints a
+// row per head.
+TEST(Cli, CheckPredictsFarAliases) {
+  Result plain = runPosc("check examples/addition/rope2d.pos");
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  EXPECT_NE(plain.err.find("examples/addition/rope2d.pos: warning: experiment 'rope2d': far aliases predicted"),
+            std::string::npos)
+      << plain.err;
+  EXPECT_NE(plain.err.find("hint: `posc check --aliases examples/addition/rope2d.pos`"), std::string::npos);
+  Result table = runPosc("check --aliases --csv --preset mini examples/addition/rope2d_decay.pos");
+  EXPECT_EQ(table.status, 0) << table.err;
+  EXPECT_EQ(table.err, "");
+  std::istringstream lines(table.out);
+  std::string line;
+  std::vector<std::string> rows;
+  while (std::getline(lines, line)) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 5u) << table.out;  // the header and 4 heads
+  EXPECT_EQ(rows[0],
+            "head,spike height,target score,best near window (fraction),best far window (fraction),at offset,gap to "
+            "target,translation-invariant,bounded,prediction");
+  for (int h = 0; h < 3; ++h) EXPECT_NE(rows[1 + h].find("far scores suppressed"), std::string::npos) << rows[1 + h];
+  EXPECT_EQ(runPosc("check --csv examples/addition/rope2d.pos").status, 2);
+  EXPECT_EQ(runPosc("check --aliases --model exact examples/addition/rope2d.pos").status, 2);
+  EXPECT_EQ(runPosc("check --aliases --target-score -1 examples/addition/rope2d.pos").status, 2);
 }
 
 TEST(Cli, EmitPlanMatchesGolden) {
