@@ -221,10 +221,17 @@ std::string dumpPlan(const ExperimentPlan& p) {
   // Which pairs turn by what, head by head (merged when every head agrees).
   for (const Rotation& r : a.rotations) {
     any = true;
-    line(fmt::format("  rotate pairs {}..{} of {} by {}, base {}{}{}   [{}]", r.pair_begin, r.pair_end, heads(r.heads),
+    line(fmt::format("  rotate pairs {}..{} of {} by {}, base {}{}{}{}   [{}]", r.pair_begin, r.pair_end, heads(r.heads),
                      channelName(r.channel), num(r.base),
                      r.stretch ? ", stretch " + distribution(*r.stretch) : "",
-                     r.xpos_scale_base > 0 ? ", xpos scale base " + num(r.xpos_scale_base) : "", r.origin));
+                     r.xpos_scale_base > 0 ? ", xpos scale base " + num(r.xpos_scale_base) : "",
+                     r.interpolate != 1 || r.yarn_length > 0
+                         ? fmt::format(", interpolated by {}{}", num(r.interpolate),
+                                       r.yarn_length > 0 ? fmt::format(" (YaRN ramp {}..{} turns within {})", num(r.yarn_alpha),
+                                                                       num(r.yarn_beta), num(r.yarn_length))
+                                                         : "")
+                         : "",
+                     r.origin));
   }
   {
     // Pairs no rotation covers (on every head): NoPE pairs.

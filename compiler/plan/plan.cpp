@@ -1,4 +1,9 @@
+// The plan's names (channels, token kinds, probe kinds) and the rotation
+// frequency ladder (see plan.h).
 #include "compiler/plan/plan.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace posc::plan {
 
@@ -30,6 +35,21 @@ const char* probeKindName(ProbeKind k) {
     case ProbeKind::TeacherForced: return "teacher_forced";
   }
   return "?";
+}
+
+std::vector<double> inverseFrequencies(const Rotation& r) {
+  const int n = r.pair_end - r.pair_begin;
+  std::vector<double> theta(static_cast<size_t>(std::max(n, 0)));
+  for (int i = 0; i < n; ++i) {
+    const double t = std::pow(r.base, -static_cast<double>(i) / static_cast<double>(n));
+    double gamma = 0;  // Position Interpolation: every pair interpolated
+    if (r.yarn_length > 0) {
+      const double turns = r.yarn_length * t / (2 * M_PI);
+      gamma = std::clamp((turns - r.yarn_alpha) / (r.yarn_beta - r.yarn_alpha), 0.0, 1.0);
+    }
+    theta[static_cast<size_t>(i)] = (1 - gamma) * t / r.interpolate + gamma * t;
+  }
+  return theta;
 }
 
 }  // namespace posc::plan

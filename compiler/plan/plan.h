@@ -116,9 +116,26 @@ struct Rotation {
   // product carries zeta_i^((c_q - c_k) / gamma), a decay with distance
   // that is slower on the slow pairs. 0: no scaling.
   double xpos_scale_base = 0;
+  // Context extension by a factor s = interpolate >= 1 (an evaluation length
+  // s times the trained one). Position Interpolation (Chen et al. 2023, eq. 2):
+  // every pair's inverse frequency theta_i becomes theta_i / s. YaRN (Peng et
+  // al. 2023, "NTK-by-parts", eq. 17-18) when yarn_length > 0, the original
+  // context length L: pair i of wavelength lambda_i = 2 pi / theta_i turns
+  // r_i = L / lambda_i times within it; gamma_i = clamp((r_i - alpha) /
+  // (beta - alpha), 0, 1) and theta_i becomes (1 - gamma_i) theta_i / s +
+  // gamma_i theta_i: fast pairs keep their frequency, slow ones are
+  // interpolated. (YaRN's attention temperature is a score term.)
+  double interpolate = 1;
+  double yarn_length = 0;
+  double yarn_alpha = 1, yarn_beta = 32;
   std::vector<int> heads;               // empty: every head
   std::string origin;                   // e.g. "rope(channel = column) @ rope.pos"
 };
+
+// The inverse frequencies of a rotation's own pairs (pair_end - pair_begin of
+// them, in order): the RoPE ladder base^(-i/n), interpolated as above. The one
+// place the ladder is computed.
+std::vector<double> inverseFrequencies(const Rotation& r);
 
 // Key vectors of tokens whose kind is in `kinds` have their components in
 // pairs [pair_begin, pair_end) set to zero (the position-free sink).

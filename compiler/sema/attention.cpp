@@ -192,14 +192,24 @@ class Builder {
     void (Builder::*add)(const ast::Item& it, Args& a);
   };
 
+  // YaRN's ramp for LLaMA (alpha = 1, beta = 32 turns within the original length).
+  static Value yarnRamp() {
+    Value v;
+    v.kind = Value::Kind::List;
+    v.elements = {Value::makeNumber(1, {}), Value::makeNumber(32, {})};
+    return v;
+  }
+
   static const std::vector<Primitive>& primitives() {
     static const Value none = Value::makeNone({});
     static const Value all = Value::makeSymbol("all", {});
     static const std::vector<Primitive> table = {
         {"rotate",
          {{"pairs", "pairs", true}, {"by", "channel", true}, {"base", "real", false}, {"stretch", "dist", false},
-          {"heads", "heads", false}, {"xpos", "real", false}},
-         {{"base", Value::makeNumber(10000, {})}, {"stretch", none}, {"heads", all}, {"xpos", Value::makeNumber(0, {})}},
+          {"heads", "heads", false}, {"xpos", "real", false}, {"interpolate", "real", false}, {"yarn", "real", false},
+          {"yarn_ramp", "values", false}},
+         {{"base", Value::makeNumber(10000, {})}, {"stretch", none}, {"heads", all}, {"xpos", Value::makeNumber(0, {})},
+          {"interpolate", Value::makeNumber(1, {})}, {"yarn", Value::makeNumber(0, {})}, {"yarn_ramp", yarnRamp()}},
          &Builder::addRotation},
         {"zero_keys",
          {{"kinds", "kinds", true}, {"pairs", "pairs", true}, {"heads", "heads", false}},
@@ -250,8 +260,30 @@ class Builder {
       d.hint = "xpos = 512 as in the xPos paper; 0 turns the scaling off";
       return;
     }
+    if (!(a["interpolate"].number >= 1)) {
+      Diagnostic& d = error(a["interpolate"].range,
+                            fmt::format("the interpolation factor must be at least 1, got {:g}", a["interpolate"].number));
+      d.hint = "interpolate = 4 evaluates at 4 times the trained length (Position Interpolation divides every "
+               "frequency by it)";
+      return;
+    }
+    if (a["yarn"].number < 0) {
+      Diagnostic& d = error(a["yarn"].range, fmt::format("YaRN's original length must be positive, got {:g}", a["yarn"].number));
+      d.hint = "yarn = the context length the model was trained at; 0 turns the ramp off";
+      return;
+    }
+    const Value& ramp = a["yarn_ramp"];
+    if (ramp.elements.size() != 2 || !(ramp.elements[0].number < ramp.elements[1].number)) {
+      Diagnostic& d = error(ramp.range, "YaRN's ramp is two numbers of turns, the first below the second");
+      d.hint = "yarn_ramp = [1, 32] as in the YaRN paper for LLaMA";
+      return;
+    }
     plan::Rotation r;
     r.xpos_scale_base = a["xpos"].number;
+    r.interpolate = a["interpolate"].number;
+    r.yarn_length = a["yarn"].number;
+    r.yarn_alpha = ramp.elements[0].number;
+    r.yarn_beta = ramp.elements[1].number;
     r.channel = channelOf(a["by"]);
     r.pair_begin = static_cast<int>(a["pairs"].lo);
     r.pair_end = static_cast<int>(a["pairs"].hi);

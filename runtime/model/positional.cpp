@@ -57,8 +57,8 @@ torch::Tensor rotaryAngles(const plan::AttentionPlan& attention, const plan::Mod
     if (n <= 0) continue;
     // inv_freq over the component's own pairs, zero outside them.
     std::vector<double> ladder(P, 0.0);
-    for (int64_t i = 0; i < n; ++i)
-      ladder[r.pair_begin + i] = std::pow(r.base, -static_cast<double>(i) / static_cast<double>(n));
+    const std::vector<double> theta = plan::inverseFrequencies(r);
+    for (int64_t i = 0; i < n; ++i) ladder[r.pair_begin + i] = theta[static_cast<size_t>(i)];
     auto freq = torch::tensor(ladder, torch::kDouble).to(f64.device());
     auto value = channelOf(channels, r.channel).to(torch::kDouble);  // (B, L)
     if (r.stretch) {

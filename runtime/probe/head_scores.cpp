@@ -70,10 +70,11 @@ std::vector<PairInfo> pairInfo(const plan::ExperimentPlan& plan, int head) {
     const int n = r.pair_end - r.pair_begin;
     if (!on || n <= 0) continue;
     const double scale = r.stretch ? r.stretch->eval_value : 1.0;
+    const std::vector<double> theta = plan::inverseFrequencies(r);
     for (int i = r.pair_begin; i < r.pair_end; ++i) {
       PairInfo& p = info[static_cast<size_t>(i)];
       if (p.rotated) continue;  // composed rotations: classified by the first
-      const double freq = std::pow(r.base, -static_cast<double>(i - r.pair_begin) / n) * scale;
+      const double freq = theta[static_cast<size_t>(i - r.pair_begin)] * scale;
       p = {2 * M_PI / freq, r.channel, true};
     }
   }

@@ -104,12 +104,13 @@ TEST(Encodings, KerpleArgumentsOutOfRangeAreRefused) {
   EXPECT_NE(c.errors.find("KERPLE power needs r1 > 0 and 0 < r2 <= 2"), std::string::npos) << c.errors;
 }
 
-TEST(Encodings, XposScoresAreRotatedDotProductsScaledByZetaToTheDistanceOverGamma) {
-  // Sun et al. 2022: q_n . k_m = sum_i zeta_i^((n - m) / gamma) (R(n w_i) q_i) . (R(m w_i) k_i),
-  // zeta_i = (2i / d + 0.4) / 1.4 over the d / 2 pairs, w_i = 10000^(-i / (d/2)).
-  auto p = compile("use xpos(channel = position, scale_base = 64)");
-  ASSERT_EQ(p.attention.rotations.size(), 1u);
-  EXPECT_EQ(p.attention.rotations[0].xpos_scale_base, 64);
+namespace {
+
+// Checks q_n . k_m against the rotated dot product written out here, pair by
+// pair: sum_i scale(i, n - m) (R(n w_i) q_i) . (R(m w_i) k_i), for random
+// queries and keys at positions 0..L-1, in f64 (1e-12) and f32 (1e-6).
+void expectRotated(const plan::ExperimentPlan& p, const std::function<double(int64_t)>& omega,
+                   const std::function<double(int64_t, double)>& scale) {
   const int64_t L = 200, H = 2, D = p.model.head_dim, P = D / 2;
   auto ch = torch::zeros({plan::kChannelCount, 1, L}, torch::kLong);
   ch[0] = torch::arange(L).reshape({1, L});
@@ -126,21 +127,87 @@ TEST(Encodings, XposScoresAreRotatedDotProductsScaledByZetaToTheDistanceOverGamm
     for (int h = 0; h < H; ++h)
       for (int64_t n = 0; n < L; n += 11)
         for (int64_t m = 0; m <= n; m += 3) {
-          double want = 0, scale = 0;
+          double want = 0, size = 0;
           for (int64_t i = 0; i < P; ++i) {
-            const double w = std::pow(10000.0, -static_cast<double>(i) / P);
-            const double zeta = (2.0 * i / D + 0.4) / 1.4;
+            const double w = omega(i);
             const double a = n * w, b = m * w;
             const double q0 = qa[0][h][n][2 * i] * std::cos(a) - qa[0][h][n][2 * i + 1] * std::sin(a);
             const double q1 = qa[0][h][n][2 * i + 1] * std::cos(a) + qa[0][h][n][2 * i] * std::sin(a);
             const double k0 = ka[0][h][m][2 * i] * std::cos(b) - ka[0][h][m][2 * i + 1] * std::sin(b);
             const double k1 = ka[0][h][m][2 * i + 1] * std::cos(b) + ka[0][h][m][2 * i] * std::sin(b);
-            want += std::pow(zeta, static_cast<double>(n - m) / 64) * (q0 * k0 + q1 * k1);
-            scale += std::fabs(q0 * k0) + std::fabs(q1 * k1);
+            want += scale(i, static_cast<double>(n - m)) * (q0 * k0 + q1 * k1);
+            size += std::fabs(q0 * k0) + std::fabs(q1 * k1);
           }
-          ASSERT_NEAR(g[0][h][n][m], want, tol * (1 + scale)) << "head " << h << " n " << n << " m " << m;
+          ASSERT_NEAR(g[0][h][n][m], want, tol * (1 + size)) << "head " << h << " n " << n << " m " << m;
         }
   }
+}
+
+}  // namespace
+
+TEST(Encodings, XposScoresAreRotatedDotProductsScaledByZetaToTheDistanceOverGamma) {
+  // Sun et al. 2022: q_n . k_m = sum_i zeta_i^((n - m) / gamma) (R(n w_i) q_i) . (R(m w_i) k_i),
+  // zeta_i = (2i / d + 0.4) / 1.4 over the d / 2 pairs, w_i = 10000^(-i / (d/2)).
+  auto p = compile("use xpos(channel = position, scale_base = 64)");
+  ASSERT_EQ(p.attention.rotations.size(), 1u);
+  EXPECT_EQ(p.attention.rotations[0].xpos_scale_base, 64);
+  const double D = p.model.head_dim, P = D / 2;
+  expectRotated(
+      p, [&](int64_t i) { return std::pow(10000.0, -static_cast<double>(i) / P); },
+      [&](int64_t i, double distance) { return std::pow((2.0 * i / D + 0.4) / 1.4, distance / 64); });
+}
+
+TEST(Encodings, PositionInterpolationDividesEveryFrequencyByTheFactor) {
+  // Chen et al. 2023, eq. 2: f'(x, m) = f(x, m L / L'); with L' / L = 4 every
+  // angle m w_i becomes m w_i / 4.
+  auto p = compile("use pi_rope(factor = 4)");
+  const double P = p.model.head_dim / 2.0;
+  expectRotated(
+      p, [&](int64_t i) { return std::pow(10000.0, -static_cast<double>(i) / P) / 4; },
+      [](int64_t, double) { return 1.0; });
+}
+
+TEST(Encodings, YarnInterpolatesSlowPairsKeepsFastOnesAndScalesScoresByItsTemperature) {
+  // Peng et al. 2023, eq. 17-18 and 22: r_d = L / lambda_d, lambda_d = 2 pi / theta_d;
+  // gamma(r) = 0 if r < alpha, 1 if r > beta, (r - alpha) / (beta - alpha) between;
+  // h(theta_d) = (1 - gamma) theta_d / s + gamma theta_d; then softmax(q.k / (t sqrt(|D|)))
+  // with sqrt(1 / t) = 0.1 ln(s) + 1.
+  // base 100 over 8 pairs and L = 64 puts pairs on both sides of the ramp and on it.
+  auto p = compile("use yarn(factor = 8, original_length = 64, base = 100, alpha = 1, beta = 4)");
+  const double P = p.model.head_dim / 2.0, s = 8, L = 64, alpha = 1, beta = 4;
+  int below = 0, on = 0, above = 0;
+  auto omega = [&](int64_t i) {
+    const double theta = std::pow(100.0, -static_cast<double>(i) / P);
+    const double r = L / (2 * M_PI / theta);
+    const double gamma = r < alpha ? 0.0 : r > beta ? 1.0 : (r - alpha) / (beta - alpha);
+    return (1 - gamma) * theta / s + gamma * theta;
+  };
+  for (int64_t i = 0; i < static_cast<int64_t>(P); ++i) {
+    const double r = L * std::pow(100.0, -static_cast<double>(i) / P) / (2 * M_PI);
+    (r < alpha ? below : r > beta ? above : on) += 1;
+  }
+  EXPECT_GT(below, 0);
+  EXPECT_GT(on, 0);
+  EXPECT_GT(above, 0);
+  expectRotated(p, omega, [](int64_t, double) { return 1.0; });
+  // The temperature: every score times 1 / t = (0.1 ln 8 + 1)^2.
+  const int64_t Lq = 5;
+  auto ch = torch::zeros({plan::kChannelCount, 1, Lq}, torch::kLong);
+  ch[0] = torch::arange(Lq).reshape({1, Lq});
+  auto scores = torch::randn({1, 2, Lq, Lq}, torch::kDouble);
+  auto out = model::applyScoreTerms(scores, ch, ch, p.attention, {});
+  const double inv_t = std::pow(0.1 * std::log(s) + 1, 2);
+  EXPECT_TRUE(torch::allclose(out, scores * inv_t, 1e-12, 1e-12));
+}
+
+TEST(Encodings, InterpolationArgumentsOutOfRangeAreRefused) {
+  Compiled c = compileAttention("use pi_rope(factor = 0.5)");
+  EXPECT_FALSE(c.plan);
+  EXPECT_NE(c.errors.find("the interpolation factor must be at least 1, got 0.5"), std::string::npos) << c.errors;
+  c = compileAttention("use yarn(original_length = 64, alpha = 8, beta = 2)");
+  EXPECT_FALSE(c.plan);
+  EXPECT_NE(c.errors.find("YaRN's ramp is two numbers of turns, the first below the second"), std::string::npos)
+      << c.errors;
 }
 
 TEST(Encodings, AbacusOffsetShiftsTheDigitColumnsOfEachTrainingSequence) {
