@@ -9,6 +9,7 @@ packages=(
   libtorch-dev libopenblas0-pthread # LibTorch (CPU) and a fast BLAS under it
   libopenblas0-openmp               # the same BLAS on OpenMP: one thread pool with LibTorch (posc loads it)
   libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev                # JSON of safetensors headers
   python3                           # independent checks in tests (XML of the SVG plots)
   libonnx-dev libprotobuf-dev       # ONNX export of hand-set models (protobuf classes, checker)
   python3-onnx python3-numpy        # the independent node-by-node check of the exported graph

@@ -310,6 +310,7 @@ std::string dumpPlan(const ExperimentPlan& p) {
                    tr.checkpoint_every > 0 ? fmt::format("every {} steps", tr.checkpoint_every) : "at the end",
                    tr.log_every));
   if (tr.init_from) line(fmt::format("  warm start from the final checkpoint of '{}' (same seed)", *tr.init_from));
+  if (tr.init_file) line(fmt::format("  warm start from {} (every seed)", *tr.init_file));
   line("eval");
   if (p.eval.protocol == EvalProtocol::AdderBoard) line("  protocol adderboard: 10 edge cases + 10,000 pairs of random.Random(2025)");
   line(fmt::format("  greedy decoding with a KV cache, {} problems per batch{}", p.eval.batch,

@@ -243,6 +243,9 @@ struct TrainPlan {
   // Warm start: load the final checkpoint of experiment `init_from` (same
   // seed) before training. Parameters absent there keep their initial values.
   std::optional<std::string> init_from;
+  // Warm start from a safetensors file instead (GPT names, the same file for
+  // every seed): an absolute path, resolved against the experiment's folder.
+  std::optional<std::string> init_file;
 };
 
 // A published exact-match figure at one test length, in percent, one value

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -212,6 +213,21 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
     d.hint = "init_from names the experiment whose final checkpoint to continue from";
   }
   if (diags.errorCount() > errors_before) return std::nullopt;
+
+  if (a.plan.train.init_file) {
+    // Relative to the folder of the experiment's file; it must exist now.
+    std::filesystem::path f(*a.plan.train.init_file);
+    if (f.is_relative()) f = std::filesystem::path(program.main().path).parent_path() / f;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(f, ec)) {
+      auto at = ctx.written.find("train.init_from");
+      Diagnostic& d = diags.error(at != ctx.written.end() ? at->second : target->name.range,
+                                  fmt::format("cannot read the warm-start file '{}'", f.string()));
+      d.hint = "a relative path is read from the folder of the experiment's .pos file";
+      return std::nullopt;
+    }
+    a.plan.train.init_file = std::filesystem::absolute(f).lexically_normal().string();
+  }
 
   a.plan.name = target->name.text;
   a.plan.source_path = program.main().path;

@@ -204,10 +204,28 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.integer(0, 1000000000, x.plan.train.checkpoint_every); }},
            {"log_every", "int >= 1", "steps between metric lines",
             [](Checker& c, SettingsContext& x) { return c.integer(1, 1000000000, x.plan.train.log_every); }},
-           {"init_from", "experiment name", "warm start from that experiment's final checkpoint (same seed)",
+           {"init_from", "experiment name | \"FILE.safetensors\"",
+            "warm start from that experiment's final checkpoint (same seed), or from a safetensors file",
             [](Checker& c, SettingsContext& x) {
-              if (c.v.kind == Kind::None) { x.plan.train.init_from.reset(); return true; }
-              if (c.v.kind != Kind::Symbol) return c.fail("the name of an experiment");
+              if (c.v.kind == Kind::None) {
+                x.plan.train.init_from.reset();
+                x.plan.train.init_file.reset();
+                return true;
+              }
+              if (c.v.kind == Kind::String) {
+                const std::string& f = c.v.text;
+                if (f.size() < 12 || f.compare(f.size() - 12, 12, ".safetensors") != 0) {
+                  Diagnostic& d = c.diags.error(c.v.range, fmt::format("'{}' is not a .safetensors file", f));
+                  d.hint = "a file warm start reads safetensors (GPT names, docs/results.md); name an experiment "
+                           "without quotes to continue from its run";
+                  return false;
+                }
+                x.plan.train.init_from.reset();
+                x.plan.train.init_file = f;  // resolved against the experiment's file once it is known
+                return true;
+              }
+              if (c.v.kind != Kind::Symbol) return c.fail("the name of an experiment or a \"FILE.safetensors\"");
+              x.plan.train.init_file.reset();
               bool known = false;
               for (const std::string& e : x.experiments) known = known || e == c.v.text;
               if (!known) {

@@ -30,6 +30,7 @@
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/interrupt.h"
 #include "runtime/train/run_folder.h"
+#include "runtime/train/safetensors.h"
 #include "runtime/train/trainer.h"
 
 namespace posc::runtime {
@@ -167,6 +168,8 @@ void checkRequest(Run& run) {
   run.out_dir = options.out_dir.empty() ? fs::path(run.plan.name) : fs::path(options.out_dir);
   run.init_root = options.init_root.empty() ? defaultInitRoot(run.out_dir) : fs::path(options.init_root);
   run.bar = options.progress_bar.value_or(::isatty(fileno(stderr)) != 0);
+  if (run.plan.train.init_file && !fs::exists(*run.plan.train.init_file))
+    throw UserError(fmt::format("warm start: '{}' not found", *run.plan.train.init_file));
   if (!run.plan.train.init_from) return;
   for (uint64_t seed : run.plan.train.seeds) {
     const fs::path ckpt = warmStartCheckpoint(run, seed);
@@ -260,10 +263,11 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
   results::JsonLinesLog& metrics = *run.metrics;
   if (!fs::exists(resume_file)) {
     metrics.truncate(run.status.metrics_lines);  // lines of a seed that had no resume point yet
-    if (plan.train.init_from) {
-      const fs::path ckpt = warmStartCheckpoint(run, seed);
+    if (plan.train.init_from || plan.train.init_file) {
+      const fs::path ckpt = plan.train.init_file ? fs::path(*plan.train.init_file) : warmStartCheckpoint(run, seed);
       try {
-        const train::WarmStartReport report = train::warmStart(*model, ckpt);
+        const train::WarmStartReport report =
+            plan.train.init_file ? train::warmStartSafetensors(*model, ckpt) : train::warmStart(*model, ckpt);
         std::fputs(train::describe(report, ckpt).c_str(), stderr);
       } catch (const std::runtime_error& e) {
         throw UserError(e.what());

@@ -8,7 +8,8 @@
 //   <out>/source.pos        the experiment's source text
 //   <out>/metrics.jsonl     {"seed","step","loss","lr","tokens_per_s"} per logged step
 //   <out>/accuracy.csv      seed,digits,correct,total,accuracy
-//   <out>/seed<N>/checkpoint_<step>.pt, <out>/seed<N>/final.pt
+//   <out>/seed<N>/checkpoint_<step>.pt, <out>/seed<N>/final.pt (and a
+//   .safetensors copy of each)
 //   <out>/seed<N>/resume.pt the seed's resume point while it trains (train/resume.h)
 //   <out>/status.json       running / interrupted / failed / finished (train/run_folder.h)
 //   <out>/.lock             held by the process that runs into the folder

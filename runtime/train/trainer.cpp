@@ -21,6 +21,7 @@
 #include "runtime/train/interrupt.h"
 #include "runtime/train/precision.h"
 #include "runtime/train/resume.h"
+#include "runtime/train/safetensors.h"
 #include "runtime/train/schedule.h"
 
 namespace posc::train {
@@ -265,7 +266,8 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
   auto checkpoint = [&](const std::string& name) {
     if (ctx.seed_dir.empty()) return;
     try {
-      saveCheckpoint(*model, ctx.seed_dir / name);
+      saveSafetensorsCheckpoint(*model, plan, ctx.seed_dir / (name + ".safetensors"));
+      saveCheckpoint(*model, ctx.seed_dir / (name + ".pt"));
     } catch (const std::runtime_error& e) {
       throw runtime::UserError(e.what());
     }
@@ -369,7 +371,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       } else {
         progress.tick(done, lr, eta);
       }
-      if (tp.checkpoint_every > 0 && done % tp.checkpoint_every == 0) checkpoint(fmt::format("checkpoint_{}.pt", done));
+      if (tp.checkpoint_every > 0 && done % tp.checkpoint_every == 0) checkpoint(fmt::format("checkpoint_{}", done));
       if (plan.eval.every > 0 && done % plan.eval.every == 0 && done < tp.steps && ctx.evaluate) {
         progress.breakLine();
         ctx.evaluate(done);
@@ -394,6 +396,8 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
   }
   if (!ctx.seed_dir.empty()) {
     try {
+      // The safetensors copy first: final.pt marks the seed as trained.
+      saveSafetensorsCheckpoint(*model, plan, ctx.seed_dir / "final.safetensors");
       saveCheckpoint(*model, ctx.seed_dir / "final.pt");
     } catch (const std::runtime_error& e) {
       stats.final_error = e.what();  // the resume point stays; evaluation runs from memory

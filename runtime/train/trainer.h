@@ -106,7 +106,8 @@ struct TrainStats {
 };
 
 // Trains `model` for plan.train.steps steps. Writes checkpoint_<step>.pt every
-// plan.train.checkpoint_every steps and final.pt at the end when
+// plan.train.checkpoint_every steps and final.pt at the end (each with a
+// .safetensors copy under GPT names, train/safetensors.h) when
 // ctx.seed_dir is set (also when steps == 0); a failure to write final.pt is
 // returned in TrainStats::final_error, not thrown, so evaluation can still
 // run. Throws runtime::Interrupted after writing a resume point when a stop

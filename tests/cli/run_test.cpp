@@ -105,3 +105,40 @@ TEST(Run, WarmStartContinuesFromAnotherExperimentsCheckpoint) {
   EXPECT_EQ(status, 2);
   EXPECT_NE(readFile(log).find("rope2d_decay"), std::string::npos) << readFile(log);
 }
+
+// A warm start from a safetensors file by path: the checkpoint a run wrote
+// under GPT names loads into the same model with every tensor; a path that
+// does not exist is a located error before anything runs.
+TEST(Run, WarmStartFromASafetensorsFile) {
+  fs::path root = fs::path(testing::TempDir()) / "posc_warm_safetensors";
+  fs::remove_all(root);
+  fs::path log = fs::path(testing::TempDir()) / "posc_warm_safetensors.log";
+  std::string common = " --preset small --no-progress --threads 1 --set train.steps=20 --set task.test_digits=[3]"
+                       " --set task.problems_per_length=10";
+  ASSERT_EQ(run("run examples/addition/rope2d_decay.pos" + common + " --out '" + (root / "first").string() + "'", log), 0)
+      << readFile(log);
+  const fs::path weights = root / "first" / "seed0" / "final.safetensors";
+  ASSERT_TRUE(fs::exists(weights));
+  ASSERT_EQ(run("run examples/addition/rope2d_decay.pos" + common + " --set 'train.init_from=\"" + weights.string() +
+                    "\"' --out '" + (root / "second").string() + "'",
+                log),
+            0)
+      << readFile(log);
+  EXPECT_NE(readFile(log).find("warm start from " + weights.string() + ": copied"), std::string::npos) << readFile(log);
+  EXPECT_NE(readFile(log).find("every parameter was loaded"), std::string::npos) << readFile(log);
+  EXPECT_NE(readFile(root / "second" / "plan.txt").find("warm start from " + weights.string() + " (every seed)"),
+            std::string::npos);
+
+  EXPECT_EQ(run("run examples/addition/rope2d_decay.pos" + common +
+                    " --set 'train.init_from=\"no/such/model.safetensors\"' --out '" + (root / "third").string() + "'",
+                log),
+            2);
+  EXPECT_NE(readFile(log).find("cannot read the warm-start file"), std::string::npos) << readFile(log);
+  EXPECT_NE(readFile(log).find("--set train.init_from:1:1: error"), std::string::npos) << readFile(log);
+  EXPECT_FALSE(fs::exists(root / "third"));
+  EXPECT_EQ(run("run examples/addition/rope2d_decay.pos" + common + " --set 'train.init_from=\"weights.pt\"' --out '" +
+                    (root / "third").string() + "'",
+                log),
+            2);
+  EXPECT_NE(readFile(log).find("'weights.pt' is not a .safetensors file"), std::string::npos) << readFile(log);
+}

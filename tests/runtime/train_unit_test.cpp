@@ -383,7 +383,8 @@ TEST(TrainRun, WritesTheResultsFolderAndWarmStartsFromIt) {
   const fs::path out = root.path() / "first";
   EXPECT_EQ(readFile(out / "plan.txt"), "plan text\n");
   EXPECT_EQ(readFile(out / "source.pos"), "experiment tiny {}\n");
-  for (const char* f : {"seed0/checkpoint_10.pt", "seed0/checkpoint_20.pt", "seed0/final.pt", "seed1/final.pt"})
+  for (const char* f : {"seed0/checkpoint_10.pt", "seed0/checkpoint_20.pt", "seed0/final.pt", "seed1/final.pt",
+                        "seed0/checkpoint_10.safetensors", "seed0/final.safetensors", "seed1/final.safetensors"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
   // No temporary file is left; .lock is the folder's lock (train/run_folder.h).
   for (const auto& name : folderEntries(out)) {

@@ -19,7 +19,7 @@ rm -rf "$carry/parser"
 sh "$root/grammar/generate.sh" "$carry/parser"
 
 packages=(libantlr4-runtime-dev libantlr4-runtime4.9 libfmt-dev libfmt9
-          libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian)
+          libgtest-dev libgmock-dev libbenchmark-dev libbenchmark1debian nlohmann-json3-dev)
 if ! apt-cache show "${packages[0]}" >/dev/null 2>&1; then apt-get update -qq; fi
 rm -f "$carry"/debs/*.deb
 (cd "$carry/debs" && apt-get download -qq "${packages[@]}")

@@ -1,0 +1,261 @@
+// safetensors reading and writing, and the GPT names (see safetensors.h).
+#include "runtime/train/safetensors.h"
+
+#include <torch/torch.h>
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "runtime/results/atomic_file.h"
+
+namespace posc::train {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct DType {
+  const char* name;
+  torch::ScalarType type;
+  size_t bytes;
+};
+
+const std::vector<DType>& dtypes() {
+  static const std::vector<DType> table = {
+      {"F64", torch::kDouble, 8}, {"F32", torch::kFloat, 4},  {"F16", torch::kHalf, 2},  {"BF16", torch::kBFloat16, 2},
+      {"I64", torch::kLong, 8},   {"I32", torch::kInt, 4},    {"I16", torch::kShort, 2}, {"I8", torch::kChar, 1},
+      {"U8", torch::kByte, 1},    {"BOOL", torch::kBool, 1},
+  };
+  return table;
+}
+
+const DType& dtypeOf(torch::ScalarType t) {
+  for (const DType& d : dtypes())
+    if (d.type == t) return d;
+  throw std::runtime_error(fmt::format("safetensors: no dtype for {}", c10::toString(t)));
+}
+
+// The GPT layout's names: a module of posc and of the GPT layout, each as a
+// pattern (a layer number captured where there is one) and as a format.
+struct Rename {
+  std::regex posc, gpt;
+  const char* posc_format;
+  const char* gpt_format;
+};
+
+const std::vector<Rename>& renames() {
+  static const std::vector<Rename> table = [] {
+    struct Row {
+      const char *posc, *gpt, *posc_format, *gpt_format;
+    };
+    const Row rows[] = {
+        {"tok_emb", "transformer\\.wte", "tok_emb", "transformer.wte"},
+        {"abs_emb0", "transformer\\.wpe", "abs_emb0", "transformer.wpe"},
+        {"block(\\d+)\\.norm1", "transformer\\.h\\.(\\d+)\\.ln_1", "block{}.norm1", "transformer.h.{}.ln_1"},
+        {"block(\\d+)\\.attn\\.qkv", "transformer\\.h\\.(\\d+)\\.attn\\.c_attn", "block{}.attn.qkv", "transformer.h.{}.attn.c_attn"},
+        {"block(\\d+)\\.attn\\.out", "transformer\\.h\\.(\\d+)\\.attn\\.c_proj", "block{}.attn.out", "transformer.h.{}.attn.c_proj"},
+        {"block(\\d+)\\.norm2", "transformer\\.h\\.(\\d+)\\.ln_2", "block{}.norm2", "transformer.h.{}.ln_2"},
+        {"block(\\d+)\\.mlp\\.fc1", "transformer\\.h\\.(\\d+)\\.mlp\\.c_fc", "block{}.mlp.fc1", "transformer.h.{}.mlp.c_fc"},
+        {"block(\\d+)\\.mlp\\.fc2", "transformer\\.h\\.(\\d+)\\.mlp\\.c_proj", "block{}.mlp.fc2", "transformer.h.{}.mlp.c_proj"},
+        {"norm_f", "transformer\\.ln_f", "norm_f", "transformer.ln_f"},
+        {"lm_head", "lm_head", "lm_head", "lm_head"},
+    };
+    std::vector<Rename> out;
+    for (const Row& r : rows)
+      out.push_back({std::regex(std::string("^") + r.posc + "\\.(weight|bias)$"),
+                     std::regex(std::string("^") + r.gpt + "\\.(weight|bias)$"), r.posc_format, r.gpt_format});
+    return out;
+  }();
+  return table;
+}
+
+// `format` with the layer of match `m` (its first group when it has two).
+std::string renamed(const char* format, const std::smatch& m) {
+  const std::string module = m.size() == 3 ? fmt::format(fmt::runtime(format), m[1].str()) : std::string(format);
+  return module + "." + m[m.size() - 1].str();
+}
+
+std::string shapeText(at::IntArrayRef sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + "]";
+}
+
+std::string readAll(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot read '{}'", path.string()));
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+std::string gptName(const std::string& posc_name) {
+  for (const Rename& r : renames()) {
+    std::smatch m;
+    if (std::regex_match(posc_name, m, r.posc)) return renamed(r.gpt_format, m);
+  }
+  return "posc." + posc_name;
+}
+
+std::optional<std::string> poscName(const std::string& gpt_name) {
+  if (gpt_name.rfind("posc.", 0) == 0) return gpt_name.substr(5);
+  for (const Rename& r : renames()) {
+    std::smatch m;
+    if (std::regex_match(gpt_name, m, r.gpt)) return renamed(r.posc_format, m);
+  }
+  return std::nullopt;
+}
+
+NamedTensors gptTensors(const torch::nn::Module& model) {
+  NamedTensors out;
+  for (const auto& p : model.named_parameters(/*recurse=*/true)) out.emplace_back(gptName(p.key()), p.value());
+  for (const auto& b : model.named_buffers(/*recurse=*/true)) out.emplace_back(gptName(b.key()), b.value());
+  return out;
+}
+
+void writeSafetensors(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata,
+                      const std::filesystem::path& path) {
+  json header = json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::vector<torch::Tensor> data;
+  size_t offset = 0;
+  for (const auto& [name, tensor] : tensors) {
+    torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();
+    const DType& d = dtypeOf(t.scalar_type());
+    const size_t bytes = static_cast<size_t>(t.numel()) * d.bytes;
+    header[name] = {{"dtype", d.name}, {"shape", t.sizes().vec()}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+    data.push_back(t);
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string file(8, '\0');
+  const uint64_t n = text.size();
+  for (int i = 0; i < 8; ++i) file[static_cast<size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
+  file += text;
+  file.reserve(file.size() + offset);
+  for (const torch::Tensor& t : data)
+    file.append(static_cast<const char*>(t.data_ptr()), static_cast<size_t>(t.numel()) * t.element_size());
+  results::writeFileAtomic(path, file);
+}
+
+SafetensorsFile readSafetensors(const std::filesystem::path& path) {
+  const std::string bytes = readAll(path);
+  auto fail = [&](const std::string& why) {
+    return std::runtime_error(fmt::format("'{}' is not a valid safetensors file: {}", path.string(), why));
+  };
+  if (bytes.size() < 8) throw fail("shorter than its 8-byte header length");
+  uint64_t n = 0;
+  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[static_cast<size_t>(i)])) << (8 * i);
+  if (n > bytes.size() - 8) throw fail(fmt::format("its header claims {} bytes, the file has {}", n, bytes.size() - 8));
+  json header;
+  try {
+    header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n));
+  } catch (const json::exception& e) {
+    throw fail(fmt::format("its header is not JSON ({})", e.what()));
+  }
+  if (!header.is_object()) throw fail("its header is not a JSON object");
+  const size_t data_begin = 8 + n, data_size = bytes.size() - data_begin;
+  SafetensorsFile out;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == "__metadata__") {
+      if (!entry.is_object()) throw fail("__metadata__ is not an object");
+      for (const auto& [k, v] : entry.items()) {
+        if (!v.is_string()) throw fail(fmt::format("metadata '{}' is not a string", k));
+        out.metadata[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    auto bad = [&](const std::string& why) { return fail(fmt::format("tensor '{}': {}", name, why)); };
+    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
+      throw bad("needs dtype, shape and data_offsets");
+    const json& dt = entry["dtype"];
+    const DType* d = nullptr;
+    if (dt.is_string())
+      for (const DType& x : dtypes())
+        if (dt.get<std::string>() == x.name) d = &x;
+    if (!d) throw bad(fmt::format("unknown dtype {}", dt.dump()));
+    std::vector<int64_t> shape;
+    uint64_t count = 1;
+    if (!entry["shape"].is_array()) throw bad("shape is not a list");
+    for (const json& s : entry["shape"]) {
+      if (!s.is_number_unsigned()) throw bad("shape holds something other than sizes");
+      const uint64_t v = s.get<uint64_t>();
+      if (v > (uint64_t{1} << 40) || (v > 0 && count > (uint64_t{1} << 40) / v)) throw bad("shape is too large");
+      count *= v;
+      shape.push_back(static_cast<int64_t>(v));
+    }
+    const json& off = entry["data_offsets"];
+    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
+      throw bad("data_offsets is not two offsets");
+    const uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
+    if (begin > end || end > data_size) throw bad(fmt::format("bytes {}..{} lie outside the {} bytes of data", begin, end, data_size));
+    if (end - begin != count * d->bytes)
+      throw bad(fmt::format("shape {} of {} needs {} bytes, its offsets span {}", shapeText(shape), d->name,
+                            count * d->bytes, end - begin));
+    torch::Tensor t = torch::empty(shape, torch::TensorOptions().dtype(d->type));
+    if (count > 0) std::memcpy(t.data_ptr(), bytes.data() + data_begin + begin, end - begin);
+    out.tensors.emplace_back(name, t);
+  }
+  return out;
+}
+
+void saveSafetensorsCheckpoint(const torch::nn::Module& model, const plan::ExperimentPlan& plan,
+                               const std::filesystem::path& path) {
+  const NamedTensors tensors = gptTensors(model);
+  int64_t vocab = 0;
+  for (const auto& [name, t] : tensors)
+    if (name == "transformer.wte.weight") vocab = t.size(0);
+  const plan::ModelPlan& m = plan.model;
+  const std::map<std::string, std::string> metadata = {
+      {"format", "posc-gpt"},
+      {"n_layer", std::to_string(m.layers)},
+      {"n_embd", std::to_string(m.width)},
+      {"n_head", std::to_string(m.heads)},
+      {"head_dim", std::to_string(m.head_dim)},
+      {"mlp", m.mlp == plan::MlpKind::Gelu ? "gelu" : "reglu"},
+      {"norm", m.norm == plan::NormKind::LayerNorm ? "layernorm" : "rmsnorm"},
+      {"vocab_size", std::to_string(vocab)},
+      {"tied_embeddings", m.tied_embeddings ? "true" : "false"},
+      {"plan", plan::dumpPlan(plan)},
+  };
+  writeSafetensors(tensors, metadata, path);
+}
+
+WarmStartReport warmStartSafetensors(torch::nn::Module& model, const std::filesystem::path& path) {
+  const SafetensorsFile file = readSafetensors(path);
+  std::map<std::string, torch::Tensor> by_name(file.tensors.begin(), file.tensors.end());
+  WarmStartReport report;
+  std::set<std::string> taken;
+  auto take = [&](const std::string& name, torch::Tensor& target) {
+    const std::string gpt = gptName(name);
+    auto it = by_name.find(gpt);
+    if (it == by_name.end()) {
+      if (gpt.rfind("posc.", 0) != 0)
+        throw std::runtime_error(fmt::format("'{}' has no tensor '{}' (posc's {}, shape {})", path.string(), gpt, name,
+                                             shapeText(target.sizes())));
+      report.kept_fresh.push_back(fmt::format("{} (absent)", name));
+      return;
+    }
+    if (it->second.sizes() != target.sizes())
+      throw std::runtime_error(fmt::format("'{}': tensor '{}' has shape {}; the model's {} has {}", path.string(), gpt,
+                                           shapeText(it->second.sizes()), name, shapeText(target.sizes())));
+    torch::NoGradGuard no_grad;
+    target.copy_(it->second);
+    taken.insert(gpt);
+    report.copied.push_back(name);
+  };
+  for (auto& p : model.named_parameters(/*recurse=*/true)) take(p.key(), p.value());
+  for (auto& b : model.named_buffers(/*recurse=*/true)) take(b.key(), b.value());
+  for (const auto& [name, t] : file.tensors)
+    if (!taken.count(name)) report.unused.push_back(name);
+  return report;
+}
+
+}  // namespace posc::train
