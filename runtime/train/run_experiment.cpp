@@ -405,7 +405,7 @@ int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options) {
   run.status.state = "finished";                         // 7. done
   run.status.seed.reset();
   train::writeStatus(run.out_dir, run.status);
-  std::fprintf(stderr, "results in %s (plan.txt, metrics.jsonl, accuracy.csv, summary.md, seed*/final.pt%s)\n",
+  std::fprintf(stderr, "results in %s (plan.txt, metrics.jsonl, accuracy.csv, summary.md, seed*/final.{pt,safetensors}%s)\n",
                run.out_dir.string().c_str(), plan.probes.empty() ? "" : ", probes/");
   return 0;
 }
