@@ -13,6 +13,7 @@ packages=(
   python3                           # independent checks in tests (XML of the SVG plots)
   libonnx-dev libprotobuf-dev       # ONNX export of hand-set models (protobuf classes, checker)
   python3-onnx python3-numpy        # the independent node-by-node check of the exported graph
+  python3-torch                     # the Python side of the FlexAttention check (posc emit flex)
   libedit-dev                       # line editing and history for `posc repl`
   chromium                          # headless rendering of report.html in the report test (screenshot)
 )

@@ -3,7 +3,9 @@
 #include "compiler/plan/plan.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <set>
 
 namespace posc::plan {
 
@@ -35,6 +37,19 @@ const char* probeKindName(ProbeKind k) {
     case ProbeKind::TeacherForced: return "teacher_forced";
   }
   return "?";
+}
+
+std::vector<std::string> parameterTensorNames(const AttentionPlan& attention) {
+  std::vector<std::string> names;
+  std::set<std::string> taken;
+  for (size_t i = 0; i < attention.params.size(); ++i) {
+    std::string s;
+    for (char c : attention.params[i].name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    if (s.empty() || taken.count(s)) s += "_" + std::to_string(i);
+    taken.insert(s);
+    names.push_back(s);
+  }
+  return names;
 }
 
 std::vector<double> inverseFrequencies(const Rotation& r) {

@@ -222,6 +222,12 @@ struct AttentionPlan {
   bool null_slot = false;  // a learned key/value with score 0 that is not a token
 };
 
+// The name under which each of `attention.params` is a tensor of a model
+// (`score_params.<name>` in a checkpoint): the plan's name with every
+// character that is not a letter or digit written '_', made unique by the
+// parameter's index where two would meet.
+std::vector<std::string> parameterTensorNames(const AttentionPlan& attention);
+
 // ---------------------------------------------------------------------------
 // Training and evaluation.
 enum class Schedule : uint8_t { Constant, Cosine, Linear };

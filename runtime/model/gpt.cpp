@@ -37,13 +37,6 @@ struct GptImpl::State : ModelParts {};
 
 namespace {
 
-std::string parameterName(const std::string& name, const std::set<std::string>& taken, size_t index) {
-  std::string s;
-  for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (s.empty() || taken.count(s)) s += "_" + std::to_string(index);
-  return s;
-}
-
 // Vaswani et al.: pe[2i] = sin(v / 10000^(2i/W)), pe[2i+1] = cos(v / 10000^(2i/W)).
 torch::Tensor sinusoidal(const torch::Tensor& value, int64_t width, torch::ScalarType dtype) {
   const int64_t half = (width + 1) / 2;
@@ -95,12 +88,11 @@ GptImpl::GptImpl(const plan::ExperimentPlan& plan, int64_t vocab_size)
   // Score-term parameters: one set for the whole model.
   if (!att.params.empty()) {
     auto holder = register_module("score_params", std::make_shared<torch::nn::Module>());
-    std::set<std::string> taken;
+    const std::vector<std::string> names = plan::parameterTensorNames(att);
     for (size_t i = 0; i < att.params.size(); ++i) {
       const auto& p = att.params[i];
       torch::Tensor t = initialScoreParam(p, m.heads);
-      auto name = parameterName(p.name, taken, i);
-      taken.insert(name);
+      const std::string& name = names[i];
       st.score_params.push_back(p.learned ? holder->register_parameter(name, t)
                                           : holder->register_buffer(name, t));
     }

@@ -16,4 +16,10 @@ inline std::string readFile(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// Writes `content` to the file, replacing it.
+inline void writeFile(const std::filesystem::path& p, const std::string& content) {
+  std::ofstream out(p, std::ios::binary);
+  out << content;
+}
+
 }  // namespace posc::testing

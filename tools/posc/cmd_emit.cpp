@@ -1,9 +1,11 @@
-// posc emit ast|plan|llvm FILE: the compiler's intermediate forms, as text.
+// posc emit ast|plan|llvm|flex FILE: the compiler's intermediate forms, and
+// the experiment's attention as a FlexAttention module, as text.
 #include <fmt/format.h>
 
 #include <cstdio>
 
 #include "compiler/ast/ast.h"
+#include "compiler/flex/flex.h"
 #include "compiler/jit/compiled.h"
 #include "tools/posc/cli.h"
 
@@ -12,13 +14,16 @@ namespace {
 
 int runEmit(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::puts("usage: posc emit ast FILE\n       posc emit plan|llvm FILE [--experiment NAME] [--preset NAME] [--set K=V]...\n\n"
+    std::puts("usage: posc emit ast FILE\n       posc emit plan|llvm|flex FILE [--experiment NAME] [--preset NAME] [--set K=V]...\n\n"
               "ast:  the syntax tree, with the source range of every node\n"
               "plan: the resolved experiment: every setting, every positional component\n"
               "      (which pairs rotate by which channel, exempt kinds, learned params)\n"
               "llvm: the optimised LLVM IR of the fused attention kernel (score terms,\n"
               "      exemptions, causal mask, softmax; forward and backward) that the\n"
-              "      score-formula JIT compiles for this experiment on this CPU");
+              "      score-formula JIT compiles for this experiment on this CPU\n"
+              "flex: a Python module for PyTorch's FlexAttention: the score terms as a\n"
+              "      score_mod, the causal mask as a mask_mod, the rotations and key\n"
+              "      zeroing, and the score parameters (initial, or from final.safetensors)");
     return 0;
   }
   const std::string what = args[0];
@@ -57,11 +62,23 @@ int runEmit(const std::vector<std::string>& args) {
     std::fputs(jit::attentionIR(spec).c_str(), stdout);
     return reportDiagnostics(c);
   }
-  throw UsageError{fmt::format("posc emit takes ast, plan or llvm, not '{}'", what)};
+  if (what == "flex") {
+    if (!c.compile(requestFor(o, o.files[0]))) return reportDiagnostics(c);
+    std::string why;
+    const std::optional<std::string> module = flex::emitModule(*c.plan, why);
+    if (!module) {
+      std::fprintf(stderr, "posc: error: experiment '%s' has no FlexAttention form: %s\n", c.plan->name.c_str(), why.c_str());
+      return 2;
+    }
+    std::fputs(module->c_str(), stdout);
+    return reportDiagnostics(c);
+  }
+  throw UsageError{fmt::format("posc emit takes ast, plan, llvm or flex, not '{}'", what)};
 }
 
-const CommandRegistration reg{{"emit", "posc emit ast|plan|llvm FILE [options]",
-                               "print the syntax tree, the resolved plan or the JIT kernel's LLVM IR", 20, false, runEmit}};
+const CommandRegistration reg{{"emit", "posc emit ast|plan|llvm|flex FILE [options]",
+                               "print the syntax tree, the resolved plan, the JIT kernel's LLVM IR or a FlexAttention module",
+                               20, false, runEmit}};
 
 }  // namespace
 }  // namespace posc::cli

@@ -1,0 +1,72 @@
+"""Applies a module written by `posc emit flex` to posc's scores and compares.
+
+usage: check_score_mod.py MODULE.py DATA.safetensors TOLERANCE
+
+DATA holds what posc computed for one experiment (tests/flex/flex_test.cpp):
+`scores` (B, H, L, L) before the score terms, `channels` (4, B, L), the score
+parameters as `param.<name>`, and `expected`: posc's attention probabilities
+after the score terms and the causal mask. The score_mod is applied
+elementwise as FlexAttention defines it - here to the dense score tensor, with
+b, h, q_idx and kv_idx broadcast over it (this PyTorch may predate
+flex_attention) - then mask_mod and a softmax over the keys. Also applies
+apply_rotary to random queries and keys against posc's rotated ones when DATA
+has `q`, `k`, `q_rotated`, `k_rotated`. Prints the largest differences; exits
+1 when one exceeds TOLERANCE.
+"""
+import importlib.util
+import json
+import struct
+import sys
+
+import torch
+
+
+def read_safetensors(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    header.pop("__metadata__", None)
+    dtypes = {"F32": torch.float32, "F64": torch.float64, "I64": torch.int64}
+    out = {}
+    for name, entry in header.items():
+        begin, end = entry["data_offsets"]
+        data = bytearray(raw[8 + n + begin:8 + n + end])
+        out[name] = torch.frombuffer(data, dtype=dtypes[entry["dtype"]]).reshape(entry["shape"]) if data else \
+            torch.zeros(entry["shape"], dtype=dtypes[entry["dtype"]])
+    return out
+
+
+def main():
+    module_path, data_path, tolerance = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    spec = importlib.util.spec_from_file_location("emitted", module_path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    data = read_safetensors(data_path)
+    scores, channels = data["scores"], data["channels"]
+    params = {k[len("param."):]: v for k, v in data.items() if k.startswith("param.")}
+    if set(params) != set(mod.initial_params()):
+        print(f"parameter names differ: posc {sorted(params)}, module {sorted(mod.initial_params())}")
+        return 1
+    B, H, L, _ = scores.shape
+    b = torch.arange(B).view(B, 1, 1, 1)
+    h = torch.arange(H).view(1, H, 1, 1)
+    q_idx = torch.arange(L).view(1, 1, L, 1)
+    kv_idx = torch.arange(L).view(1, 1, 1, L)
+    score_mod = mod.make_score_mod(channels, params)
+    modified = score_mod(scores, b, h, q_idx, kv_idx).expand(B, H, L, L)
+    mask = mod.mask_mod(b, h, q_idx, kv_idx).expand(B, H, L, L)
+    probabilities = torch.softmax(modified.masked_fill(~mask, -torch.inf), dim=-1)
+    worst = (probabilities - data["expected"]).abs().max().item()
+    print(f"largest probability difference {worst:.3g} ({scores.dtype})")
+    failed = not worst <= tolerance
+    if "q" in data:
+        q, k = mod.apply_rotary(data["q"], data["k"], channels)
+        for name, got, want in (("query", q, data["q_rotated"]), ("key", k, data["k_rotated"])):
+            err = (got - want).abs().max().item()
+            print(f"largest rotated {name} difference {err:.3g}")
+            failed = failed or not err <= tolerance * (1 + want.abs().max().item())
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

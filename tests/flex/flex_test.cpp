@@ -1,0 +1,120 @@
+// `posc emit flex` against posc itself: for every example experiment, the
+// emitted score_mod, applied in Python as FlexAttention defines it (to every
+// score, here broadcast over a dense tensor: python3-torch 1.13 has no
+// flex_attention), with the emitted mask_mod and a softmax, gives posc's
+// attention probabilities - with parameters moved off their initial values,
+// the experiment's exemptions and the causal mask - to 1e-12 in float64 and
+// 1e-5 in float32; and the emitted apply_rotary rotates queries and keys as
+// posc does. tests/flex/check_score_mod.py does the Python side; the test
+// skips where python3 cannot import torch.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "compiler/driver/compile.h"
+#include "compiler/flex/flex.h"
+#include "runtime/model/attention.h"
+#include "runtime/model/gpt.h"
+#include "runtime/model/positional.h"
+#include "runtime/model/score_formula.h"
+#include "runtime/probe/problems.h"
+#include "runtime/train/safetensors.h"
+#include "tests/common/run_posc.h"
+
+namespace {
+
+using namespace posc;
+namespace fs = std::filesystem;
+
+// Debian's interpreter, where python3-torch installs (a python3 earlier on
+// PATH, such as a pyenv one, would not see it).
+std::string python() { return fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
+
+bool pythonHasTorch() { return std::system((python() + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0; }
+
+std::vector<std::string> exampleFiles() {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(fs::path(POSC_SOURCE_DIR) / "examples/addition"))
+    if (e.path().extension() == ".pos" && e.path().stem() != "study")
+      files.push_back("examples/addition/" + e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// posc's probabilities (and rotations) for the plan, written where the
+// Python check reads them.
+void writeCase(const plan::ExperimentPlan& plan, torch::ScalarType dtype, const fs::path& path) {
+  task::Tokenizer tokenizer(plan.task);
+  const auto problems = probe::probeProblems(plan.task, 7, plan.task.train_max_digits, 2);
+  const torch::Tensor channels = probe::forcedBatch(tokenizer, problems).channels;  // (4, B, L)
+  const int64_t B = channels.size(1), L = channels.size(2), H = plan.model.heads, D = plan.model.head_dim;
+  torch::manual_seed(3);
+  const torch::Tensor scores = (torch::randn({B, H, L, L}, torch::kDouble) * 3).to(dtype);
+  std::vector<torch::Tensor> params;
+  train::NamedTensors out = {{"scores", scores}, {"channels", channels}};
+  const std::vector<std::string> names = plan::parameterTensorNames(plan.attention);
+  for (size_t i = 0; i < plan.attention.params.size(); ++i) {
+    torch::Tensor p = model::initialScoreParam(plan.attention.params[i], static_cast<int>(H)).to(torch::kDouble);
+    p = (p + 0.05 * torch::randn_like(p)).to(dtype);  // off the initial values: the check must read them
+    params.push_back(p);
+    out.emplace_back("param." + names[i], p);
+  }
+  const torch::Tensor post = model::applyScoreTerms(scores, channels, channels, plan.attention, params);
+  out.emplace_back("expected", model::attentionWeights(post, plan.model.softmax, false));
+  const torch::Tensor q = torch::randn({B, H, L, D}, torch::kDouble).to(dtype), k = torch::randn({B, H, L, D}, torch::kDouble).to(dtype);
+  auto ctx = model::buildPositionalContext(plan.attention, plan.model, channels, {}, dtype);
+  out.emplace_back("q", q);
+  out.emplace_back("k", k);
+  out.emplace_back("q_rotated", model::applyRotary(q, ctx, model::Side::Query));
+  out.emplace_back("k_rotated", model::applyKeyZeroing(model::applyRotary(k, ctx, model::Side::Key), ctx));
+  train::writeSafetensors(out, {}, path);
+}
+
+TEST(Flex, EmittedScoreModsGivePoscsProbabilities) {
+  if (!pythonHasTorch()) GTEST_SKIP() << "python3 cannot import torch (Debian: apt-get install python3-torch)";
+  const fs::path dir = fs::path(::testing::TempDir()) / "flex";
+  fs::create_directories(dir);
+  int checked = 0;
+  for (const std::string& file : exampleFiles()) {
+    SCOPED_TRACE(file);
+    driver::Compilation c;
+    driver::CompileRequest r;
+    r.path = std::string(POSC_SOURCE_DIR) + "/" + file;
+    r.experiment.preset = "small";
+    ASSERT_TRUE(c.compile(r)) << c.diags.render(false);
+    std::string why;
+    ASSERT_TRUE(flex::emitModule(*c.plan, why)) << why;
+    const std::string stem = fs::path(file).stem().string();
+    const fs::path module = dir / (stem + ".py");
+    const posc::testing::PoscResult emitted = posc::testing::runPosc("emit flex " + file + " --preset small");
+    ASSERT_EQ(emitted.status, 0) << emitted.err;
+    posc::testing::writeFile(module, emitted.out);
+    for (auto [dtype, tolerance] : {std::pair{torch::kDouble, 1e-12}, std::pair{torch::kFloat, 1e-5}}) {
+      const fs::path data = dir / (stem + (dtype == torch::kDouble ? ".f64" : ".f32") + ".safetensors");
+      writeCase(*c.plan, dtype, data);
+      const fs::path log = dir / (stem + ".log");
+      const std::string cmd = python() + " '" POSC_SOURCE_DIR "/tests/flex/check_score_mod.py' '" + module.string() + "' '" +
+                              data.string() + "' " + fmt::format("{:g}", tolerance) + " >'" + log.string() + "' 2>&1";
+      EXPECT_EQ(std::system(cmd.c_str()), 0) << posc::testing::readFile(log);
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 19);
+}
+
+TEST(Flex, WhatFlexAttentionCannotExpressIsRefusedWithTheReason) {
+  const posc::testing::PoscResult handset = posc::testing::runPosc("emit flex examples/adder/handset.pos");
+  EXPECT_EQ(handset.status, 2);
+  EXPECT_NE(handset.err.find("has no FlexAttention form"), std::string::npos) << handset.err;
+  const posc::testing::PoscResult null_slot =
+      posc::testing::runPosc("emit flex examples/quickstart.pos --set 'model.softmax=softmax1'");
+  EXPECT_EQ(null_slot.status, 2) << null_slot.err;
+  EXPECT_NE(null_slot.err.find("softmax1 adds 1 to the softmax's denominator"), std::string::npos) << null_slot.err;
+}
+
+}  // namespace
