@@ -149,6 +149,10 @@ bool staysBounded(const std::vector<double>& by_decade, double magnitude) {
 AliasGeometry aliasGeometry(const plan::ExperimentPlan& plan, double target_score) {
   AliasGeometry g;
   g.target_score = target_score;
+  // Columns count tokens of k digits each.
+  const int k = std::max(1, plan.task.digits_per_token);
+  auto tokens = [k](int digits) { return (digits + k - 1) / k; };
+  g.trained = tokens(plan.task.train_max_digits) - 1;
   for (const plan::ProbePlan& p : plan.probes) {
     if (p.kind != plan::ProbeKind::Kernel) continue;
     g.length = p.length;
@@ -166,13 +170,14 @@ AliasGeometry aliasGeometry(const plan::ExperimentPlan& plan, double target_scor
                                ? plan.task.train_max_digits
                                : *std::max_element(plan.task.test_digits.begin(), plan.task.test_digits.end());
   // The last answer place of the longest test problem: its keys in row 0 sit
-  // at every distance a test problem has, all before the query.
+  // at every distance a test problem has, all before the query. Places and
+  // columns count tokens.
   g.length = longest_test;
-  g.place = longest_test;
-  g.sweep_begin = 1 - longest_test;
+  g.place = tokens(longest_test);
+  g.sweep_begin = 1 - tokens(longest_test);
   g.sweep_end = 1;
   g.window = 1;
-  g.far = plan.task.train_max_digits;
+  g.far = tokens(plan.task.train_max_digits);
   g.from = fmt::format("defaults: the last answer place of the longest test problem, every column of its first "
                        "operand; far = beyond the longest training length ({} digits)",
                        plan.task.train_max_digits);
@@ -226,7 +231,7 @@ AliasReport checkAliases(const plan::ExperimentPlan& plan, const AliasGeometry& 
   const KeySweep sweep = keySweep(qc, kc, columns);
   const PairResponses responses = pairResponses(plan, sweep);
   std::vector<int64_t> training_rows;
-  const int64_t trained = plan.task.train_max_digits - 1;  // the largest column offset a training problem has
+  const int64_t trained = g.trained;
   for (size_t i = 0; i < offsets.size(); ++i)
     if (std::llabs(offsets[i]) <= trained) training_rows.push_back(static_cast<int64_t>(i));
   const HeadModel head = g.model == AliasModel::Fitted ? fittedModel(responses, training_rows, target, g.ridge)

@@ -65,6 +65,7 @@ struct AliasGeometry {
   int64_t sweep_begin = 0, sweep_end = 0;
   int window = 10;
   int64_t far = 0;           // windows at |offset| >= far are far
+  int64_t trained = 0;       // the largest column offset of a training problem (the fit's offsets)
   double target_score = 20;  // the modelled content score at the target
   AliasModel model = AliasModel::Fitted;
   double ridge = 1e-5;       // the fitted model's penalty (the study's ladder fit)

@@ -57,6 +57,7 @@ probe::AliasGeometry geometry(probe::AliasModel model) {
   g.sweep_end = 301;
   g.window = 10;
   g.far = 60;
+  g.trained = 9;  // training problems of up to 10 digits
   g.target_score = 20;
   g.model = model;
   return g;
@@ -233,6 +234,7 @@ TEST(AliasCheck, GeometryIsTheKernelProbesOrTheTrainingAndTestLengths) {
   EXPECT_EQ(d.sweep_end, 1);
   EXPECT_EQ(d.window, 1);
   EXPECT_EQ(d.far, 10);
+  EXPECT_EQ(d.trained, 9);
   // Offsets -19..-10 are far; with periods 6 and 40 the best is at -12 (cos(2 pi 12 / 40) = -0.31 ...).
   const probe::HeadAliases dh = probe::checkAliases(p, [&] {
                                   probe::AliasGeometry a = d;
@@ -263,6 +265,24 @@ TEST(AliasCheck, GeometryIsTheKernelProbesOrTheTrainingAndTestLengths) {
   EXPECT_EQ(r.last_causal_offset, 2 * 20 + 1);
   g.sweep_begin = 1;
   EXPECT_THROW(probe::checkAliases(p, g), std::invalid_argument);
+}
+
+TEST(AliasCheck, ColumnsCountTokensOfSeveralDigits) {
+  // Three operands of up to 6 digits, two digits a token: 3 columns in
+  // training, 6 at the longest test length of 12 digits.
+  plan::ExperimentPlan p = twoPairPlan();
+  p.task.operands = 3;
+  p.task.digits_per_token = 2;
+  p.task.train_max_digits = 6;
+  p.task.test_digits = {6, 12};
+  const probe::AliasGeometry g = probe::aliasGeometry(p, 20);
+  EXPECT_EQ(g.place, 6);
+  EXPECT_EQ(g.sweep_begin, -5);
+  EXPECT_EQ(g.far, 3);
+  EXPECT_EQ(g.trained, 2);
+  const probe::AliasReport r = probe::checkAliases(p, g);
+  ASSERT_EQ(r.heads.size(), 1u);
+  EXPECT_TRUE(r.heads[0].has_far);
 }
 
 }  // namespace

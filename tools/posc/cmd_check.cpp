@@ -84,8 +84,8 @@ void printAliases(const plan::ExperimentPlan& plan, const probe::AliasReport& r,
                 static_cast<long long>(r.last_causal_offset));
   if (g.model == probe::AliasModel::Fitted)
     std::printf("  modelled head: every pair's height and phase ridge-fitted (penalty %s) to a spike at the target over "
-                "the training offsets (|offset| <= %d); content score %s at the target\n\n",
-                plot::formatNumber(g.ridge, 3).c_str(), plan.task.train_max_digits - 1,
+                "the training offsets (|offset| <= %lld); content score %s at the target\n\n",
+                plot::formatNumber(g.ridge, 3).c_str(), static_cast<long long>(g.trained),
                 plot::formatNumber(g.target_score, 4).c_str());
   else
     std::printf("  modelled head: query and key aligned on the target, the same weight on every pair, content score %s\n\n",
@@ -180,7 +180,18 @@ int runCheck(const std::vector<std::string>& args) {
       }
       probe::AliasGeometry geometry = probe::aliasGeometry(plan, co.target_score);
       geometry.model = co.model;
-      const probe::AliasReport report = probe::checkAliases(plan, geometry);
+      probe::AliasReport report;
+      try {
+        report = probe::checkAliases(plan, geometry);
+      } catch (const std::invalid_argument& e) {  // a geometry this task cannot pose
+        if (co.aliases) {
+          std::fprintf(stderr, "%s: error: experiment '%s': %s\n", f.c_str(), plan.name.c_str(), e.what());
+          status = 2;
+        } else {
+          std::fprintf(stderr, "%s: note: experiment '%s': no alias check: %s\n", f.c_str(), plan.name.c_str(), e.what());
+        }
+        continue;
+      }
       if (co.aliases) printAliases(plan, report, co.csv);
       else warnAliases(f, plan, report);
     }
