@@ -235,6 +235,14 @@ std::optional<std::string> emitModule(const plan::ExperimentPlan& plan, std::str
       plan.name, plan.preset.empty() ? "" : fmt::format(" (preset {})", plan.preset), plan.source_path, plan.name,
       plan.model.heads, plan.model.head_dim);
 
+  s += "# Absolute embeddings added to the token embedding, in order: the first\n"
+       "# learned table is transformer.wpe.weight in final.safetensors, later ones\n"
+       "# posc.abs_emb<i>.weight (tools/posc_model.py reads this).\n"
+       "EMBEDDINGS = [\n";
+  for (const plan::AbsoluteEmbedding& e : a.embeddings)
+    s += fmt::format("    {{\"channel\": {}, \"kind\": \"{}\", \"size\": {}}},  # {}\n", static_cast<int>(e.channel),
+                     e.kind == plan::AbsoluteEmbedding::Kind::Learned ? "learned" : "sinusoidal", e.max_index, e.origin);
+  s += "]\n\n\n";
   s += "def initial_params(dtype=torch.float32):\n"
        "    \"\"\"The score parameters at their declared initial values: per head (H,),\n"
        "    shared (), tables (H, N) or (N).\"\"\"\n"

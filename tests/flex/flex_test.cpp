@@ -5,8 +5,10 @@
 // attention probabilities - with parameters moved off their initial values,
 // the experiment's exemptions and the causal mask - to 1e-12 in float64 and
 // 1e-5 in float32; and the emitted apply_rotary rotates queries and keys as
-// posc does. tests/flex/check_score_mod.py does the Python side; the test
-// skips where python3 cannot import torch.
+// posc does. tests/flex/check_score_mod.py does the Python side. Then a posc
+// model runs in plain PyTorch (tools/posc_model.py) with posc's logits
+// (1e-10 / 1e-5) and greedy choices (check_model.py). The tests skip where
+// python3 cannot import torch.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -118,3 +120,62 @@ TEST(Flex, WhatFlexAttentionCannotExpressIsRefusedWithTheReason) {
 }
 
 }  // namespace
+
+namespace {
+
+// A posc model (fresh weights, score parameters moved off their initial
+// values), its checkpoint, and its logits on two teacher-forced problems.
+void writeModelCase(plan::ExperimentPlan plan, torch::ScalarType dtype, const fs::path& model_path,
+                    const fs::path& data_path) {
+  task::Tokenizer tokenizer(plan.task);
+  const auto problems = probe::probeProblems(plan.task, 11, plan.task.train_max_digits, 2);
+  const probe::ForcedBatch batch = probe::forcedBatch(tokenizer, problems);
+  torch::manual_seed(5);
+  model::Gpt gpt(plan, tokenizer.vocabulary().size());
+  gpt->to(dtype);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : gpt->named_parameters())
+      if (p.key().rfind("score_params.", 0) == 0) p.value().add_(0.05 * torch::randn_like(p.value()));
+  }
+  gpt->eval();
+  torch::NoGradGuard no_grad;
+  const torch::Tensor logits = gpt->forward(batch.tokens, batch.channels);
+  train::saveSafetensorsCheckpoint(*gpt, plan, model_path);
+  train::writeSafetensors({{"tokens", batch.tokens}, {"channels", batch.channels}, {"logits", logits}}, {}, data_path);
+}
+
+}  // namespace
+
+// A posc checkpoint runs in plain PyTorch (tools/posc_model.py with the
+// experiment's emitted module) with posc's logits and greedy choices.
+TEST(Flex, PoscModelInPythonGivesPoscsLogits) {
+  if (!pythonHasTorch()) GTEST_SKIP() << "python3 cannot import torch (Debian: apt-get install python3-torch)";
+  const fs::path dir = fs::path(::testing::TempDir()) / "flex_model";
+  fs::create_directories(dir);
+  for (const char* file : {"examples/addition/rope2d_decay_sink.pos", "examples/addition/learned_absolute.pos",
+                           "examples/addition/abacus.pos", "examples/addition/t5_position.pos",
+                           "examples/addition/xpos_position.pos"}) {
+    SCOPED_TRACE(file);
+    driver::Compilation c;
+    driver::CompileRequest r;
+    r.path = std::string(POSC_SOURCE_DIR) + "/" + file;
+    r.experiment.preset = "small";
+    ASSERT_TRUE(c.compile(r)) << c.diags.render(false);
+    const std::string stem = fs::path(file).stem().string();
+    const posc::testing::PoscResult emitted = posc::testing::runPosc(std::string("emit flex ") + file + " --preset small");
+    ASSERT_EQ(emitted.status, 0) << emitted.err;
+    const fs::path module = dir / (stem + ".py");
+    posc::testing::writeFile(module, emitted.out);
+    for (auto [dtype, tolerance] : {std::pair{torch::kDouble, 1e-10}, std::pair{torch::kFloat, 1e-5}}) {
+      const std::string tag = dtype == torch::kDouble ? ".f64" : ".f32";
+      const fs::path model = dir / (stem + tag + ".model.safetensors"), data = dir / (stem + tag + ".data.safetensors");
+      writeModelCase(*c.plan, dtype, model, data);
+      const fs::path log = dir / (stem + ".log");
+      const std::string cmd = python() + " '" POSC_SOURCE_DIR "/tests/flex/check_model.py' '" + module.string() + "' '" +
+                              model.string() + "' '" + data.string() + "' " + fmt::format("{:g}", tolerance) + " >'" +
+                              log.string() + "' 2>&1";
+      EXPECT_EQ(std::system(cmd.c_str()), 0) << posc::testing::readFile(log);
+    }
+  }
+}

@@ -1,0 +1,34 @@
+"""Runs a posc checkpoint in plain PyTorch (tools/posc_model.py) and compares.
+
+usage: check_model.py MODULE.py MODEL.safetensors DATA.safetensors TOLERANCE
+
+MODULE is the experiment's `posc emit flex` module, MODEL the checkpoint posc
+wrote, DATA `tokens` (B, L), `channels` (4, B, L) and posc's `logits`
+(B, L, vocab) for them. Exits 1 when the largest logit difference exceeds
+TOLERANCE or the greedy choice (argmax) differs anywhere.
+"""
+import importlib.util
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+from posc_model import PoscGPT, read_safetensors  # noqa: E402
+
+
+def main():
+    module_path, model_path, data_path, tolerance = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+    spec = importlib.util.spec_from_file_location("attention", module_path)
+    attention = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(attention)
+    data, _ = read_safetensors(data_path)
+    expected = data["logits"]
+    model = PoscGPT.from_safetensors(model_path, attention)
+    logits = model(data["tokens"], data["channels"], dtype=expected.dtype)
+    worst = (logits - expected).abs().max().item()
+    same = bool((logits.argmax(-1) == expected.argmax(-1)).all())
+    print(f"largest logit difference {worst:.3g} ({expected.dtype}); same greedy choices: {same}")
+    return 0 if worst <= tolerance and same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

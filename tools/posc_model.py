@@ -1,0 +1,138 @@
+"""A posc-trained GPT in plain PyTorch.
+
+    import importlib.util, torch
+    from posc_model import PoscGPT
+    # the experiment's attention: `posc emit flex FILE > attention.py`
+    spec = importlib.util.spec_from_file_location("attention", "attention.py")
+    attention = importlib.util.module_from_spec(spec); spec.loader.exec_module(attention)
+    model = PoscGPT.from_safetensors("runs/NAME/seed0/final.safetensors", attention)
+    logits = model(tokens, channels)   # tokens (B, L) int64, channels (4, B, L) int64
+
+The weights come from posc's final.safetensors (GPT names, docs/results.md)
+and the shape from its metadata; the attention - rotations, key zeroing, the
+chain of score terms, the causal mask - from the module `posc emit flex`
+writes for the experiment. The blocks are posc's: pre-norm (LayerNorm or
+RMSNorm, eps 1e-5), attention with scores q.k / sqrt(head_dim), GELU (exact)
+or ReGLU feed-forward, a final norm and the tied (or separate) head; learned
+absolute tables and sinusoidal encodings add to the token embedding. On PyTorch >= 2.5 the score and mask functions run
+through torch.nn.attention.flex_attention; before that (e.g. Debian's 1.13)
+they are applied to the dense score tensor, which is FlexAttention's
+definition.
+"""
+import json
+import math
+import struct
+
+import torch
+import torch.nn.functional as F
+
+_DTYPES = {"F32": torch.float32, "F64": torch.float64, "I64": torch.int64}
+
+
+def read_safetensors(path):
+    """(tensors by name, metadata) of a safetensors file."""
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    metadata = header.pop("__metadata__", {})
+    tensors = {}
+    for name, entry in header.items():
+        begin, end = entry["data_offsets"]
+        data = bytearray(raw[8 + n + begin:8 + n + end])
+        dtype = _DTYPES[entry["dtype"]]
+        tensors[name] = torch.frombuffer(data, dtype=dtype).reshape(entry["shape"]) if data else \
+            torch.zeros(entry["shape"], dtype=dtype)
+    return tensors, metadata
+
+
+def sinusoidal(value, width, dtype):
+    """Vaswani et al.: pe[2i] = sin(v / 10000^(2i/W)), pe[2i+1] = cos(v / 10000^(2i/W))."""
+    half = (width + 1) // 2
+    div = torch.pow(10000.0, 2.0 * torch.arange(half, dtype=torch.float64) / width)
+    arg = value.to(torch.float64).unsqueeze(-1) / div
+    return torch.stack([arg.sin(), arg.cos()], -1).flatten(-2)[..., :width].to(dtype)
+
+
+class PoscGPT(torch.nn.Module):
+    def __init__(self, weights, metadata, attention):
+        super().__init__()
+        self.w = weights
+        self.n_layer = int(metadata["n_layer"])
+        self.n_head = int(metadata["n_head"])
+        self.head_dim = int(metadata["head_dim"])
+        self.width = int(metadata["n_embd"])
+        self.mlp = metadata["mlp"]
+        self.norm = metadata["norm"]
+        self.attention = attention
+        self.params = {name[len("posc.score_params."):]: t for name, t in weights.items()
+                       if name.startswith("posc.score_params.")}
+        for name, t in attention.initial_params().items():
+            self.params.setdefault(name, t)
+
+    @classmethod
+    def from_safetensors(cls, path, attention):
+        weights, metadata = read_safetensors(path)
+        if metadata.get("format") != "posc-gpt":
+            raise ValueError(f"{path}: not a posc checkpoint (format {metadata.get('format')!r})")
+        return cls(weights, metadata, attention)
+
+    def _norm(self, x, prefix):
+        weight = self.w[prefix + ".weight"].to(x.dtype)
+        if self.norm == "layernorm":
+            return F.layer_norm(x, (self.width,), weight, self.w[prefix + ".bias"].to(x.dtype), 1e-5)
+        return x * (x.pow(2).mean(-1, keepdim=True) + 1e-5).rsqrt() * weight
+
+    def _linear(self, x, prefix):
+        bias = self.w.get(prefix + ".bias")
+        return F.linear(x, self.w[prefix + ".weight"].to(x.dtype), None if bias is None else bias.to(x.dtype))
+
+    def _attend(self, x, layer, channels):
+        B, L, _ = x.shape
+        H, D = self.n_head, self.head_dim
+        qkv = self._linear(x, f"transformer.h.{layer}.attn.c_attn").view(B, L, 3, H, D).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        q, k = self.attention.apply_rotary(q, k, channels)
+        score_mod = self.attention.make_score_mod(channels, {n: t.to(x.dtype) for n, t in self.params.items()})
+        try:
+            from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+        except ImportError:
+            flex_attention = None
+        if flex_attention is not None:
+            mask = create_block_mask(self.attention.mask_mod, B, None, L, L, device=x.device)
+            out = flex_attention(q, k, v, score_mod=score_mod, block_mask=mask)
+        else:
+            scores = q @ k.transpose(-2, -1) / math.sqrt(D)
+            b = torch.arange(B).view(B, 1, 1, 1)
+            h = torch.arange(H).view(1, H, 1, 1)
+            i = torch.arange(L).view(1, 1, L, 1)
+            j = torch.arange(L).view(1, 1, 1, L)
+            scores = score_mod(scores, b, h, i, j).expand(B, H, L, L)
+            scores = scores.masked_fill(~self.attention.mask_mod(b, h, i, j).expand(B, H, L, L), -torch.inf)
+            out = torch.softmax(scores, dim=-1) @ v
+        return self._linear(out.transpose(1, 2).reshape(B, L, H * D), f"transformer.h.{layer}.attn.c_proj")
+
+    def _feed_forward(self, x, layer):
+        h = self._linear(x, f"transformer.h.{layer}.mlp.c_fc")
+        if self.mlp == "reglu":
+            a, b = h.chunk(2, -1)
+            h = torch.relu(a) * b
+        else:
+            h = F.gelu(h)
+        return self._linear(h, f"transformer.h.{layer}.mlp.c_proj")
+
+    def forward(self, tokens, channels, dtype=torch.float32):
+        wte = self.w["transformer.wte.weight"].to(dtype)
+        x = wte[tokens]
+        for i, e in enumerate(self.attention.EMBEDDINGS):
+            value = channels[e["channel"]]
+            if e["kind"] == "learned":  # posc's abs_emb<i>: GPT's wpe when it is the first
+                table = self.w["transformer.wpe.weight" if i == 0 else f"posc.abs_emb{i}.weight"].to(dtype)
+                x = x + table[value.clamp(0, e["size"] - 1)]
+            else:
+                x = x + sinusoidal(value, self.width, dtype)
+        for layer in range(self.n_layer):
+            x = x + self._attend(self._norm(x, f"transformer.h.{layer}.ln_1"), layer, channels)
+            x = x + self._feed_forward(self._norm(x, f"transformer.h.{layer}.ln_2"), layer)
+        x = self._norm(x, "transformer.ln_f")
+        head = self.w.get("lm_head.weight")
+        return F.linear(x, (wte if head is None else head.to(dtype)))
