@@ -179,3 +179,27 @@ TEST(Flex, PoscModelInPythonGivesPoscsLogits) {
     }
   }
 }
+
+// A model saved from Python (its own safetensors writer, GPT names only)
+// warm-starts a posc run; posc's extras absent from the file (the decay
+// rates) keep their initialisation and the run says so.
+TEST(Flex, AModelSavedFromPythonWarmStartsPosc) {
+  if (!pythonHasTorch()) GTEST_SKIP() << "python3 cannot import torch (Debian: apt-get install python3-torch)";
+  const fs::path dir = fs::path(::testing::TempDir()) / "flex_warm";
+  fs::create_directories(dir);
+  const std::string common = " --preset small --no-progress --threads 1 --set train.steps=5 --set task.test_digits=[3]"
+                             " --set task.problems_per_length=10";
+  const posc::testing::PoscResult first =
+      posc::testing::runPosc("run examples/addition/rope2d_decay.pos" + common + " --out '" + (dir / "first").string() + "'");
+  ASSERT_EQ(first.status, 0) << first.err;
+  const fs::path from_python = dir / "from_python.safetensors";
+  const std::string cmd = python() + " '" POSC_SOURCE_DIR "/tests/flex/save_from_python.py' '" +
+                          (dir / "first/seed0/final.safetensors").string() + "' '" + from_python.string() + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const posc::testing::PoscResult warm = posc::testing::runPosc(
+      "run examples/addition/rope2d_decay.pos" + common + " --set 'train.init_from=\"" + from_python.string() +
+      "\"' --out '" + (dir / "second").string() + "'");
+  ASSERT_EQ(warm.status, 0) << warm.err;
+  EXPECT_NE(warm.err.find("warm start from " + from_python.string() + ": copied"), std::string::npos) << warm.err;
+  EXPECT_NE(warm.err.find("score_params.decay_rate (absent)"), std::string::npos) << warm.err;
+}
