@@ -124,11 +124,11 @@ TEST(Flex, WhatFlexAttentionCannotExpressIsRefusedWithTheReason) {
 namespace {
 
 // A posc model (fresh weights, score parameters moved off their initial
-// values), its checkpoint, and its logits on two teacher-forced problems.
+// values), its checkpoint, and its logits on 50 teacher-forced problems.
 void writeModelCase(plan::ExperimentPlan plan, torch::ScalarType dtype, const fs::path& model_path,
                     const fs::path& data_path) {
   task::Tokenizer tokenizer(plan.task);
-  const auto problems = probe::probeProblems(plan.task, 11, plan.task.train_max_digits, 2);
+  const auto problems = probe::probeProblems(plan.task, 11, plan.task.train_max_digits, 50);
   const probe::ForcedBatch batch = probe::forcedBatch(tokenizer, problems);
   torch::manual_seed(5);
   model::Gpt gpt(plan, tokenizer.vocabulary().size());
@@ -148,7 +148,8 @@ void writeModelCase(plan::ExperimentPlan plan, torch::ScalarType dtype, const fs
 }  // namespace
 
 // A posc checkpoint runs in plain PyTorch (tools/posc_model.py with the
-// experiment's emitted module) with posc's logits and greedy choices.
+// experiment's emitted module) with posc's logits and its greedy choice at
+// every position of 50 teacher-forced problems.
 TEST(Flex, PoscModelInPythonGivesPoscsLogits) {
   if (!pythonHasTorch()) GTEST_SKIP() << "python3 cannot import torch (Debian: apt-get install python3-torch)";
   const fs::path dir = fs::path(::testing::TempDir()) / "flex_model";
