@@ -94,7 +94,8 @@ void printAliases(const plan::ExperimentPlan& plan, const probe::AliasReport& r,
   for (const std::string& n : r.notes) std::printf("\nnote: %s\n", n.c_str());
 }
 
-// The warnings of a plain `posc check`: one line per flagged head.
+// The warning of a plain `posc check`: one per experiment with flagged heads,
+// heads of the same prediction named together.
 void warnAliases(const std::string& file, const plan::ExperimentPlan& plan, const probe::AliasReport& r) {
   int flagged = 0;
   for (const probe::HeadAliases& h : r.heads) flagged += probe::isFarAlias(h);
