@@ -35,6 +35,7 @@ bool Compilation::checkAll(const CompileRequest& request) {
     r.experiment = e.name.text;
     auto p = sema::compileExperiment(*program, r, sources, diags);
     ok = ok && p.has_value();
+    if (p) plans.push_back(*p);
     if (p) plan = std::move(p);
   }
   return ok && !diags.hasErrors();

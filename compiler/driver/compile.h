@@ -45,6 +45,7 @@ class Compilation {
   DiagnosticEngine diags{sources};
   std::optional<sema::Program> program;
   std::optional<plan::ExperimentPlan> plan;
+  std::vector<plan::ExperimentPlan> plans;  // checkAll: every experiment that compiled, in file order
 
   // Stage 1: the main file and its imports. False on errors.
   bool load(const CompileRequest& request);

@@ -250,8 +250,7 @@ std::optional<std::string> emitModule(const plan::ExperimentPlan& plan, std::str
   for (size_t i = 0; i < a.params.size(); ++i) {
     const plan::Param& p = a.params[i];
     const int rows = p.per_head ? plan.model.heads : 1;
-    std::vector<double> init = p.init;
-    if (init.size() != static_cast<size_t>(rows * p.width())) init.assign(static_cast<size_t>(rows * p.width()), init.empty() ? 0.0 : init[0]);
+    const std::vector<double> init = p.initialValues(plan.model.heads);
     std::string shape = p.table() ? (p.per_head ? fmt::format("({}, {})", rows, p.size) : fmt::format("({},)", p.size))
                                   : (p.per_head ? fmt::format("({},)", rows) : "()");
     s += fmt::format("        \"{}\": torch.tensor({}, dtype=dtype).reshape{},  # {}{}\n", names[i], list(init), shape,

@@ -39,6 +39,12 @@ const char* probeKindName(ProbeKind k) {
   return "?";
 }
 
+std::vector<double> Param::initialValues(int heads) const {
+  const size_t n = static_cast<size_t>((per_head ? heads : 1) * width());
+  if (init.size() == n) return init;
+  return std::vector<double>(n, init.empty() ? 0.0 : init[0]);
+}
+
 std::vector<std::string> parameterTensorNames(const AttentionPlan& attention) {
   std::vector<std::string> names;
   std::set<std::string> taken;

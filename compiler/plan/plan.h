@@ -173,6 +173,9 @@ struct Param {
   bool table() const { return size > 0; }
   // Values one head sees: 1 for a value, `size` for a table.
   int width() const { return size > 0 ? size : 1; }
+  // Every initial value, row-major (head, entry): (per_head ? heads : 1) x
+  // width(); a single declared value fills them all.
+  std::vector<double> initialValues(int heads) const;
 };
 
 // A score formula, as a flat list of nodes in topological order: every

@@ -51,19 +51,9 @@ torch::Tensor sinusoidal(const torch::Tensor& value, int64_t width, torch::Scala
 }  // namespace
 
 torch::Tensor initialScoreParam(const plan::Param& p, int heads) {
-  if (p.table()) {  // (H, size) per head, else (size)
-    const int64_t rows = p.per_head ? heads : 1;
-    std::vector<double> init = p.init;
-    if (init.size() != static_cast<size_t>(rows * p.size)) init.assign(static_cast<size_t>(rows * p.size), init.empty() ? 0.0 : init[0]);
-    torch::Tensor t = torch::tensor(init, torch::kDouble).to(torch::kFloat);
-    return p.per_head ? t.reshape({rows, p.size}) : t.reshape({p.size});
-  }
-  if (p.per_head) {
-    std::vector<double> init = p.init;
-    if (init.size() == 1) init.assign(static_cast<size_t>(heads), init[0]);
-    return torch::tensor(init, torch::kDouble).to(torch::kFloat);
-  }
-  return torch::scalar_tensor(p.init.empty() ? 0.0 : p.init[0], torch::kFloat);
+  const torch::Tensor t = torch::tensor(p.initialValues(heads), torch::kDouble).to(torch::kFloat);
+  if (p.table()) return p.per_head ? t.reshape({heads, p.size}) : t.reshape({p.size});  // (H, size) or (size)
+  return p.per_head ? t : t.reshape({});  // (H) or 0-d
 }
 
 

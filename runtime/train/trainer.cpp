@@ -108,6 +108,13 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// <stem>.safetensors, then <stem>.pt: the LibTorch archive last, since
+// final.pt marks a seed as trained.
+void saveWeights(const torch::nn::Module& model, const plan::ExperimentPlan& plan, const std::filesystem::path& stem) {
+  saveSafetensorsCheckpoint(model, plan, stem.string() + ".safetensors");
+  saveCheckpoint(model, stem.string() + ".pt");
+}
+
 }  // namespace
 
 int setThreads(int n) {
@@ -266,8 +273,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
   auto checkpoint = [&](const std::string& name) {
     if (ctx.seed_dir.empty()) return;
     try {
-      saveSafetensorsCheckpoint(*model, plan, ctx.seed_dir / (name + ".safetensors"));
-      saveCheckpoint(*model, ctx.seed_dir / (name + ".pt"));
+      saveWeights(*model, plan, ctx.seed_dir / name);
     } catch (const std::runtime_error& e) {
       throw runtime::UserError(e.what());
     }
@@ -396,9 +402,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
   }
   if (!ctx.seed_dir.empty()) {
     try {
-      // The safetensors copy first: final.pt marks the seed as trained.
-      saveSafetensorsCheckpoint(*model, plan, ctx.seed_dir / "final.safetensors");
-      saveCheckpoint(*model, ctx.seed_dir / "final.pt");
+      saveWeights(*model, plan, ctx.seed_dir / "final");
     } catch (const std::runtime_error& e) {
       stats.final_error = e.what();  // the resume point stays; evaluation runs from memory
     }

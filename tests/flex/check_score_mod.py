@@ -14,26 +14,13 @@ has `q`, `k`, `q_rotated`, `k_rotated`. Prints the largest differences; exits
 1 when one exceeds TOLERANCE.
 """
 import importlib.util
-import json
-import struct
+import os
 import sys
 
 import torch
 
-
-def read_safetensors(path):
-    raw = open(path, "rb").read()
-    n = struct.unpack("<Q", raw[:8])[0]
-    header = json.loads(raw[8:8 + n])
-    header.pop("__metadata__", None)
-    dtypes = {"F32": torch.float32, "F64": torch.float64, "I64": torch.int64}
-    out = {}
-    for name, entry in header.items():
-        begin, end = entry["data_offsets"]
-        data = bytearray(raw[8 + n + begin:8 + n + end])
-        out[name] = torch.frombuffer(data, dtype=dtypes[entry["dtype"]]).reshape(entry["shape"]) if data else \
-            torch.zeros(entry["shape"], dtype=dtypes[entry["dtype"]])
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+from posc_model import read_safetensors  # noqa: E402
 
 
 def main():
@@ -41,7 +28,7 @@ def main():
     spec = importlib.util.spec_from_file_location("emitted", module_path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    data = read_safetensors(data_path)
+    data, _ = read_safetensors(data_path)
     scores, channels = data["scores"], data["channels"]
     params = {k[len("param."):]: v for k, v in data.items() if k.startswith("param.")}
     if set(params) != set(mod.initial_params()):

@@ -48,6 +48,16 @@ std::vector<std::string> exampleFiles() {
   return files;
 }
 
+// The example's plan at the small preset.
+plan::ExperimentPlan compileSmall(const std::string& file) {
+  driver::Compilation c;
+  driver::CompileRequest r;
+  r.path = std::string(POSC_SOURCE_DIR) + "/" + file;
+  r.experiment.preset = "small";
+  EXPECT_TRUE(c.compile(r)) << c.diags.render(false);
+  return c.plan ? *c.plan : plan::ExperimentPlan{};
+}
+
 // posc's probabilities (and rotations) for the plan, written where the
 // Python check reads them.
 void writeCase(const plan::ExperimentPlan& plan, torch::ScalarType dtype, const fs::path& path) {
@@ -84,13 +94,10 @@ TEST(Flex, EmittedScoreModsGivePoscsProbabilities) {
   int checked = 0;
   for (const std::string& file : exampleFiles()) {
     SCOPED_TRACE(file);
-    driver::Compilation c;
-    driver::CompileRequest r;
-    r.path = std::string(POSC_SOURCE_DIR) + "/" + file;
-    r.experiment.preset = "small";
-    ASSERT_TRUE(c.compile(r)) << c.diags.render(false);
+    const plan::ExperimentPlan plan = compileSmall(file);
+    ASSERT_FALSE(plan.name.empty());
     std::string why;
-    ASSERT_TRUE(flex::emitModule(*c.plan, why)) << why;
+    ASSERT_TRUE(flex::emitModule(plan, why)) << why;
     const std::string stem = fs::path(file).stem().string();
     const fs::path module = dir / (stem + ".py");
     const posc::testing::PoscResult emitted = posc::testing::runPosc("emit flex " + file + " --preset small");
@@ -98,7 +105,7 @@ TEST(Flex, EmittedScoreModsGivePoscsProbabilities) {
     posc::testing::writeFile(module, emitted.out);
     for (auto [dtype, tolerance] : {std::pair{torch::kDouble, 1e-12}, std::pair{torch::kFloat, 1e-5}}) {
       const fs::path data = dir / (stem + (dtype == torch::kDouble ? ".f64" : ".f32") + ".safetensors");
-      writeCase(*c.plan, dtype, data);
+      writeCase(plan, dtype, data);
       const fs::path log = dir / (stem + ".log");
       const std::string cmd = python() + " '" POSC_SOURCE_DIR "/tests/flex/check_score_mod.py' '" + module.string() + "' '" +
                               data.string() + "' " + fmt::format("{:g}", tolerance) + " >'" + log.string() + "' 2>&1";
@@ -158,11 +165,8 @@ TEST(Flex, PoscModelInPythonGivesPoscsLogits) {
                            "examples/addition/abacus.pos", "examples/addition/t5_position.pos",
                            "examples/addition/xpos_position.pos"}) {
     SCOPED_TRACE(file);
-    driver::Compilation c;
-    driver::CompileRequest r;
-    r.path = std::string(POSC_SOURCE_DIR) + "/" + file;
-    r.experiment.preset = "small";
-    ASSERT_TRUE(c.compile(r)) << c.diags.render(false);
+    const plan::ExperimentPlan plan = compileSmall(file);
+    ASSERT_FALSE(plan.name.empty());
     const std::string stem = fs::path(file).stem().string();
     const posc::testing::PoscResult emitted = posc::testing::runPosc(std::string("emit flex ") + file + " --preset small");
     ASSERT_EQ(emitted.status, 0) << emitted.err;
@@ -171,7 +175,7 @@ TEST(Flex, PoscModelInPythonGivesPoscsLogits) {
     for (auto [dtype, tolerance] : {std::pair{torch::kDouble, 1e-10}, std::pair{torch::kFloat, 1e-5}}) {
       const std::string tag = dtype == torch::kDouble ? ".f64" : ".f32";
       const fs::path model = dir / (stem + tag + ".model.safetensors"), data = dir / (stem + tag + ".data.safetensors");
-      writeModelCase(*c.plan, dtype, model, data);
+      writeModelCase(plan, dtype, model, data);
       const fs::path log = dir / (stem + ".log");
       const std::string cmd = python() + " '" POSC_SOURCE_DIR "/tests/flex/check_model.py' '" + module.string() + "' '" +
                               model.string() + "' '" + data.string() + "' " + fmt::format("{:g}", tolerance) + " >'" +

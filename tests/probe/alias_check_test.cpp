@@ -24,20 +24,9 @@ namespace {
 using namespace posc;
 using model::testing::FormulaBuilder;
 using model::testing::Op;
+using model::testing::columnPair;
 
 const double kPi = std::acos(-1.0);
-
-plan::Rotation columnPair(int pair, double omega) {
-  plan::Rotation r;
-  r.channel = plan::Channel::Column;
-  r.pair_begin = pair;
-  r.pair_end = pair + 1;
-  plan::Distribution d;
-  d.kind = plan::Distribution::Kind::Fixed;
-  d.a = d.b = d.eval_value = omega;
-  r.stretch = d;
-  return r;
-}
 
 // One head of two pairs rotated by column at periods 6 and 40; reversed
 // addition trained to 10 digits.

@@ -27,20 +27,7 @@ namespace {
 using namespace posc;
 using model::testing::FormulaBuilder;
 using model::testing::Op;
-
-// A rotation of one pair by the column channel at angular frequency `omega`
-// (a single-pair ladder has inverse frequency 1; the fixed stretch scales it).
-plan::Rotation columnPair(int pair, double omega, plan::Channel channel = plan::Channel::Column) {
-  plan::Rotation r;
-  r.channel = channel;
-  r.pair_begin = pair;
-  r.pair_end = pair + 1;
-  plan::Distribution d;
-  d.kind = plan::Distribution::Kind::Fixed;
-  d.a = d.b = d.eval_value = omega;
-  r.stretch = d;
-  return r;
-}
+using model::testing::columnPair;
 
 // Sets every token's query and key to fixed vectors: qkv weight 0, bias = (q, k, v).
 void setQueryKey(model::Gpt& m, const std::vector<double>& q, const std::vector<double>& k) {

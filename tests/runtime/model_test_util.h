@@ -23,6 +23,20 @@ inline plan::ExperimentPlan tinyPlan(int layers = 2, int width = 32, int heads =
   return p;
 }
 
+// A rotation of one pair by the column channel at angular frequency `omega`
+// (a single-pair ladder has inverse frequency 1; the fixed stretch scales it).
+inline plan::Rotation columnPair(int pair, double omega, plan::Channel channel = plan::Channel::Column) {
+  plan::Rotation r;
+  r.channel = channel;
+  r.pair_begin = pair;
+  r.pair_end = pair + 1;
+  plan::Distribution d;
+  d.kind = plan::Distribution::Kind::Fixed;
+  d.a = d.b = d.eval_value = omega;
+  r.stretch = d;
+  return r;
+}
+
 // Builds a Formula node by node; each call returns the new node's index.
 struct FormulaBuilder {
   plan::Formula f;

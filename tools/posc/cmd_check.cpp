@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "compiler/ast/ast.h"
 #include "runtime/plot/table.h"
 #include "runtime/probe/alias_check.h"
 #include "tools/posc/cli.h"
@@ -162,19 +161,17 @@ int runCheck(const std::vector<std::string>& args) {
       status = 2;
       continue;
     }
-    std::vector<std::string> names;
-    if (o.request.experiment) names.push_back(*o.request.experiment);
-    else
-      for (const ast::Experiment& e : c.program->main().file.experiments) names.push_back(e.name.text);
-    for (const std::string& name : names) {
-      driver::CompileRequest request = requestFor(o, f);
-      request.experiment.experiment = name;
+    // The experiments checkAll compiled, or the one --experiment names.
+    std::vector<plan::ExperimentPlan> plans = c.plans;
+    if (o.request.experiment) {
       driver::Compilation one;
-      if (!one.compile(request)) {  // checkAll compiled it already: not expected
+      if (!one.compile(requestFor(o, f))) {
         status = std::max(status, reportDiagnostics(one));
         continue;
       }
-      const plan::ExperimentPlan& plan = *one.plan;
+      plans = {*one.plan};
+    }
+    for (const plan::ExperimentPlan& plan : plans) {
       if (plan.handset) {  // hand-set weights: there is no initialisation to predict from
         if (co.aliases) std::printf("alias check: %s has hand-set weights; nothing to predict\n\n", plan.name.c_str());
         continue;
