@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "runtime/model/affine.h"
+#include "runtime/model/attention_core.h"
 #include "runtime/model/fused_attention.h"
 #include "runtime/model/score_formula.h"
 
@@ -64,6 +65,26 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
   const bool packed = in.rows_in.defined();
   const int64_t B = packed ? in.batch : x.size(0), L = packed ? in.length : x.size(1), H = heads_, D = head_dim_;
   auto projected = affine(qkv, x);
+  static const std::vector<torch::Tensor> kNoParams;
+  const auto& params = in.params ? *in.params : kNoParams;
+  // The whole attention in one fused function where it applies (see
+  // attention_core.h): training and evaluation passes without a cache.
+  const bool traced = in.trace_queries || in.trace_keys || in.trace_scores || in.trace_weights;
+  if (in.score_jit && !traced && !in.cache_keys && !null_slot_ && attentionCoreSupported(projected, *in.positional)) {
+    RowLayout rows;
+    if (!packed) rows = RowLayout::dense(B, L);
+    if (!packed || RowLayout::fromPackedRows(in.rows_in, B, L, &rows)) {
+      torch::Tensor y;
+      try {
+        y = attentionCore(projected.reshape({-1, 3 * H * D}), rows, *in.positional, in.q_channels, in.k_channels,
+                          attention_, softmax_, params, H, D);
+      } catch (const NonFiniteScores& e) {
+        throw NonFiniteScores(fmt::format("layer {}: {}", in.layer, e.what()));
+      }
+      if (packed) return affine(out, in.keep.defined() ? y.index_select(0, in.keep) : y);
+      return affine(out, y.reshape({B, L, H * D}));
+    }
+  }
   if (packed)  // rows back to their (B, L) places, zeros elsewhere
     projected = torch::zeros({B * L, projected.size(1)}, projected.options()).index_copy(0, in.rows_in, projected);
   // unbind, not three selects: its backward is one stack, where each
@@ -81,8 +102,6 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
   auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(D));
   if (scores.scalar_type() == torch::kBFloat16 || scores.scalar_type() == torch::kHalf)
     scores = scores.to(torch::kFloat);
-  static const std::vector<torch::Tensor> kNoParams;
-  const auto& params = in.params ? *in.params : kNoParams;
   torch::Tensor w;
   if (in.score_jit && !in.trace_scores && fusedAttentionSupported(scores)) {
     try {

@@ -124,13 +124,10 @@ bool fusedAttentionSupported(const torch::Tensor& scores) {
          (scores.scalar_type() == torch::kFloat || scores.scalar_type() == torch::kDouble);
 }
 
-torch::Tensor fusedAttentionWeights(const torch::Tensor& scores, const torch::Tensor& q_channels,
-                                    const torch::Tensor& k_channels,
-                                    const plan::AttentionPlan& attention,
-                                    plan::SoftmaxKind softmax,
-                                    const std::vector<torch::Tensor>& params) {
-  const auto dtype = scores.scalar_type();
-  const int64_t H = scores.size(1);
+FusedKernel prepareFusedKernel(torch::ScalarType dtype, int64_t heads, const torch::Tensor& q_channels,
+                               const torch::Tensor& k_channels, const plan::AttentionPlan& attention,
+                               plan::SoftmaxKind softmax, const std::vector<torch::Tensor>& params) {
+  const int64_t H = heads;
   jit::AttentionSpec spec;
   spec.dtype = dtype == torch::kDouble ? jit::DType::F64 : jit::DType::F32;
   spec.softmax = softmax;
@@ -148,22 +145,33 @@ torch::Tensor fusedAttentionWeights(const torch::Tensor& scores, const torch::Te
                                         : p.reshape({H, declared.size});
     columns.push_back(c.to(dtype));
   }
-  auto table = columns.empty() ? torch::zeros({H, 0}, scores.options())
-                               : torch::cat(columns, 1);  // (H, P), P = sum of widths
-  const auto& kernel = jit::compileAttention(spec);
+  FusedKernel fk;
+  fk.table = columns.empty() ? torch::zeros({H, 0}, q_channels.options().dtype(dtype))
+                             : torch::cat(columns, 1);  // (H, P), P = sum of widths
+  fk.kernel = &jit::compileAttention(spec);
   // One name string per kernel, alive as long as the kernel (the process).
   static std::mutex names_mutex;
   static std::map<const jit::CompiledAttention*, std::string> names;
-  const std::string* name = nullptr;
   {
     std::lock_guard<std::mutex> lock(names_mutex);
-    auto it = names.find(&kernel);
-    if (it == names.end()) it = names.emplace(&kernel, termNames(attention)).first;
-    name = &it->second;
+    auto it = names.find(fk.kernel);
+    if (it == names.end()) it = names.emplace(fk.kernel, termNames(attention)).first;
+    fk.term_names = &it->second;
   }
-  auto qch = q_channels.permute({1, 0, 2}).to(dtype).contiguous();  // (B, C, Lq)
-  auto kch = k_channels.permute({1, 0, 2}).to(dtype).contiguous();  // (B, C, Lk)
-  return FusedAttention::apply(scores, table, qch, kch, &kernel, attention.null_slot, name);
+  fk.q_channels = q_channels.permute({1, 0, 2}).to(dtype).contiguous();  // (B, C, Lq)
+  fk.k_channels = k_channels.permute({1, 0, 2}).to(dtype).contiguous();  // (B, C, Lk)
+  return fk;
+}
+
+torch::Tensor fusedAttentionWeights(const torch::Tensor& scores, const torch::Tensor& q_channels,
+                                    const torch::Tensor& k_channels,
+                                    const plan::AttentionPlan& attention,
+                                    plan::SoftmaxKind softmax,
+                                    const std::vector<torch::Tensor>& params) {
+  FusedKernel fk = prepareFusedKernel(scores.scalar_type(), scores.size(1), q_channels, k_channels, attention,
+                                      softmax, params);
+  return FusedAttention::apply(scores, fk.table, fk.q_channels, fk.k_channels, fk.kernel,
+                               attention.null_slot, fk.term_names);
 }
 
 }  // namespace posc::model

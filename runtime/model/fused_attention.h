@@ -20,6 +20,10 @@
 
 #include "compiler/plan/plan.h"
 
+namespace posc::jit {
+class CompiledAttention;
+}
+
 namespace posc::model {
 
 // A score became NaN or infinite inside a fused kernel. The message names the
@@ -41,5 +45,21 @@ torch::Tensor fusedAttentionWeights(const torch::Tensor& scores, const torch::Te
                                     const plan::AttentionPlan& attention,
                                     plan::SoftmaxKind softmax,
                                     const std::vector<torch::Tensor>& params);
+
+// What both fused paths (these weights and the attention core,
+// attention_core.h) hand the generated kernels: the compiled kernel for an
+// attention in `dtype`; its (H, P) table of parameter values, built from the
+// parameter tensors with differentiable operations (a value per head, or a
+// table's entries per head, one after another), so that autograd routes the
+// table's gradient back to each parameter; the channels as (B, C, L) in
+// `dtype`; and the score terms' names for error messages.
+struct FusedKernel {
+  const jit::CompiledAttention* kernel = nullptr;
+  torch::Tensor table, q_channels, k_channels;
+  const std::string* term_names = nullptr;  // lives as long as the kernel
+};
+FusedKernel prepareFusedKernel(torch::ScalarType dtype, int64_t heads, const torch::Tensor& q_channels,
+                               const torch::Tensor& k_channels, const plan::AttentionPlan& attention,
+                               plan::SoftmaxKind softmax, const std::vector<torch::Tensor>& params);
 
 }  // namespace posc::model

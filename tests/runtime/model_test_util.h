@@ -110,4 +110,61 @@ inline torch::Tensor batchChannels(const std::vector<torch::Tensor>& each) {
   return torch::stack(each, 1);
 }
 
+// Every feature at once: learned position table (shorter than the sequence,
+// so clamping happens), sinusoidal column embedding, position RoPE on head 0,
+// stretched column RoPE, row RoPE, separator key zeroing, decay with learned
+// per-head rates, ALiBi with a learned scalar slope on head 1 with <eos>
+// queries exempt, null slot, softmax1, RMSNorm, ReGLU, untied head.
+inline plan::ExperimentPlan fullPlan(plan::Precision precision) {
+  auto p = tinyPlan(2, 32, 2);  // head_dim 16, 8 pairs
+  p.model.precision = precision;
+  p.model.norm = plan::NormKind::RmsNorm;
+  p.model.mlp = plan::MlpKind::Reglu;
+  p.model.tied_embeddings = false;
+  p.model.softmax = plan::SoftmaxKind::Softmax1;
+  auto& a = p.attention;
+  plan::AbsoluteEmbedding learned;
+  learned.kind = plan::AbsoluteEmbedding::Kind::Learned;
+  learned.channel = plan::Channel::Position;
+  learned.max_index = 8;
+  plan::AbsoluteEmbedding sinus;
+  sinus.kind = plan::AbsoluteEmbedding::Kind::Sinusoidal;
+  sinus.channel = plan::Channel::Column;
+  a.embeddings = {learned, sinus};
+  plan::Rotation pos;
+  pos.channel = plan::Channel::Position;
+  pos.pair_begin = 0;
+  pos.pair_end = 2;
+  pos.heads = {0};
+  plan::Rotation col;
+  col.channel = plan::Channel::Column;
+  col.pair_begin = 2;
+  col.pair_end = 6;
+  plan::Distribution d;
+  d.kind = plan::Distribution::Kind::LogUniform;
+  d.a = 1;
+  d.b = 4;
+  d.eval_value = 2;
+  col.stretch = d;
+  plan::Rotation row;
+  row.channel = plan::Channel::Row;
+  row.pair_begin = 6;
+  row.pair_end = 8;
+  a.rotations = {pos, col, row};
+  plan::KeyZeroing z;
+  z.kinds.insert(plan::TokenKind::Separator);
+  z.pair_begin = 2;
+  z.pair_end = 6;
+  a.key_zeroing = {z};
+  a.params.push_back(param("decay.rate", true, true, {0.2, 0.4}));
+  a.params.push_back(param("alibi.slope", false, true, {0.3}));
+  a.score_terms.push_back(decayTerm(0));
+  auto alibi = alibiTerm(1);
+  alibi.heads = {1};
+  alibi.exempt_queries.insert(plan::TokenKind::Special);
+  a.score_terms.push_back(alibi);
+  a.null_slot = true;
+  return p;
+}
+
 }  // namespace posc::model::testing
