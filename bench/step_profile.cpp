@@ -15,6 +15,7 @@
 #include <string>
 
 #include "bench/step_plan.h"
+#include "runtime/train/fused_adamw.h"
 #include "runtime/train/trainer.h"
 
 namespace {
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
   task::Tokenizer tok(p.task);
   model::Gpt model = train::buildModel(p, 0, torch::kCPU);
   model->setScoreJit(o.jit);
-  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4));
+  train::FusedAdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4));  // as the trainer steps
   std::mt19937_64 rng = train::dataRng(0);
   int64_t tokens = 0;
   auto step = [&] {
@@ -76,8 +77,7 @@ int main(int argc, char** argv) {
     torch::Tensor loss = train::trainingLoss(model, t, torch::Tensor(), o.bf16);
     opt.zero_grad();
     loss.backward();
-    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
-    opt.step();
+    train::clipAndStep(opt, 1.0);
     return static_cast<int64_t>(b.batch) * b.length;
   };
   for (int i = 0; i < o.warmup; ++i) step();

@@ -5,6 +5,10 @@
 //     forward, masked cross-entropy, backward, clip, step). Baseline: the same
 //     model with no positional component (NoPE), so the ratio is the cost of
 //     the encoding itself. Counters: tokens/s and model FLOP/s (6 x params x tokens).
+//   OptimizerStep/<size>/{torch,fused}: gradient clipping and one AdamW step
+//     over the model's parameters with fixed random gradients, as
+//     torch::nn::utils::clip_grad_norm_ + torch::optim::AdamW (the baseline)
+//     and as posc's one-pass FusedAdamW (runtime/train/fused_adamw.h).
 //   Decode/<size>: greedy decoding of 90 problems with the KV cache against
 //     the reference decoder that recomputes the whole sequence per token.
 //   "+jit" variants run the same with the score-formula JIT on (fused terms +
@@ -20,6 +24,7 @@
 
 #include "bench/step_plan.h"
 #include "runtime/eval/greedy.h"
+#include "runtime/train/fused_adamw.h"
 #include "runtime/train/trainer.h"
 
 namespace {
@@ -33,7 +38,7 @@ void TrainStep(benchmark::State& state, bool study_size, std::string encoding, b
   task::Tokenizer tok(p.task);
   model::Gpt model = train::buildModel(p, 0, torch::kCPU);
   model->setScoreJit(jit);
-  torch::optim::AdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4));
+  train::FusedAdamW opt(model->parameters(), torch::optim::AdamWOptions(1e-4));  // as the trainer steps
   std::mt19937_64 rng = train::dataRng(0);
   int64_t tokens = 0;
   for (auto _ : state) {
@@ -42,14 +47,33 @@ void TrainStep(benchmark::State& state, bool study_size, std::string encoding, b
     torch::Tensor loss = train::trainingLoss(model, t, torch::Tensor(), bf16);
     opt.zero_grad();
     loss.backward();
-    torch::nn::utils::clip_grad_norm_(model->parameters(), 1.0);
-    opt.step();
+    train::clipAndStep(opt, 1.0);
     tokens += b.batch * b.length;
   }
   double params = static_cast<double>(model->parameterCount());
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);
   state.counters["GFLOP/s"] =
       benchmark::Counter(6.0 * params * static_cast<double>(tokens) / 1e9, benchmark::Counter::kIsRate);
+}
+
+void OptimizerStep(benchmark::State& state, bool study_size, bool fused) {
+  train::setThreads(static_cast<int>(state.range(0)));
+  plan::ExperimentPlan p = makePlan(study_size, "rope2d_decay");
+  model::Gpt model = train::buildModel(p, 0, torch::kCPU);
+  torch::manual_seed(0);
+  for (auto& param : model->parameters()) param.mutable_grad() = torch::randn_like(param) * 1e-2;
+  auto options = torch::optim::AdamWOptions(1e-4).weight_decay(0.1);
+  train::FusedAdamW fused_opt(model->parameters(), options);
+  torch::optim::AdamW torch_opt(model->parameters(), options);
+  for (auto _ : state) {
+    if (fused) {
+      train::clipAndStep(fused_opt, 0.5);
+    } else {
+      torch::nn::utils::clip_grad_norm_(model->parameters(), 0.5);
+      torch_opt.step();
+    }
+  }
+  state.counters["params"] = static_cast<double>(model->parameterCount());
 }
 
 void Decode(benchmark::State& state, bool study_size, bool cached, bool jit) {
@@ -95,6 +119,9 @@ class RatioReporter : public benchmark::ConsoleReporter {
         {"TrainStep/small/rope2d_decay+jit/threads:2", "TrainStep/small/rope2d_decay+jit/threads:1"},
         {"TrainStep/study/rope2d_decay+jit/threads:2", "TrainStep/study/rope2d_decay+jit/threads:1"},
         {"TrainStep/study/rope2d_decay+jit+bf16/threads:1", "TrainStep/study/rope2d_decay+jit/threads:1"},
+        {"OptimizerStep/small/fused/threads:1", "OptimizerStep/small/torch/threads:1"},
+        {"OptimizerStep/study/fused/threads:1", "OptimizerStep/study/torch/threads:1"},
+        {"OptimizerStep/study/fused/threads:2", "OptimizerStep/study/fused/threads:1"},
         {"Decode/small/kv_cache/threads:1/digits:50", "Decode/small/reference/threads:1/digits:50"},
         {"TrainStep/small/rope2d_decay+jit/threads:1", "TrainStep/small/rope2d_decay/threads:1"},
         {"TrainStep/study/rope2d_decay+jit/threads:1", "TrainStep/study/rope2d_decay/threads:1"},
@@ -125,6 +152,13 @@ int main(int argc, char** argv) {
       auto* b = benchmark::RegisterBenchmark(name.c_str(), TrainStep, study, enc.substr(0, enc.find('+')), jit, bf16);
       b->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(study ? 10.0 : 3.0);
       if (enc == "rope2d_decay" || enc == "rope2d_decay+jit") b->Arg(2);
+    }
+  for (bool study : {false, true})
+    for (bool fused : {false, true}) {
+      std::string name = fmt::format("OptimizerStep/{}/{}", study ? "study" : "small", fused ? "fused" : "torch");
+      auto* b = benchmark::RegisterBenchmark(name.c_str(), OptimizerStep, study, fused);
+      b->ArgName("threads")->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(study ? 3.0 : 1.0);
+      if (study && fused) b->Arg(2);
     }
   benchmark::RegisterBenchmark("Decode/small/kv_cache", Decode, false, true, false)
       ->ArgNames({"threads", "digits"})->Args({1, 50})->Args({1, 200})->Unit(benchmark::kMillisecond)->Iterations(2);

@@ -3,7 +3,6 @@
 
 #include <dlfcn.h>
 #include <torch/cuda.h>
-#include <torch/nn/utils/clip_grad.h>
 #include <torch/optim/adamw.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #include "runtime/model/fused_attention.h"
 #include "runtime/train/run_experiment.h"
 #include "runtime/train/checkpoint.h"
+#include "runtime/train/fused_adamw.h"
 #include "runtime/train/interrupt.h"
 #include "runtime/train/precision.h"
 #include "runtime/train/resume.h"
@@ -280,7 +280,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
   };
 
   if (tp.steps > 0 && !all.empty()) {
-    torch::optim::AdamW optimizer(std::move(groups), options(tp.weight_decay));
+    FusedAdamW optimizer(std::move(groups), options(tp.weight_decay));
     model->train();
     double train_seconds = 0, interval_seconds = 0;
     int64_t total_tokens = 0, interval_tokens = 0;
@@ -345,8 +345,10 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       } catch (const model::NonFiniteScores& e) {
         throw model::NonFiniteScores(fmt::format("step {}, {}", step + 1, e.what()));
       }
-      if (tp.grad_clip > 0) torch::nn::utils::clip_grad_norm_(all, tp.grad_clip);
-      optimizer.step();
+      if (tp.grad_clip > 0)
+        clipAndStep(optimizer, tp.grad_clip);  // clip_grad_norm_ then step, in one pass
+      else
+        optimizer.step();
       interval_loss += loss.detach().to(torch::kFloat64);
 
       const int done = step + 1;
