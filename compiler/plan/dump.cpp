@@ -218,6 +218,11 @@ std::string dumpPlan(const ExperimentPlan& p) {
                      e.train_offset > 0 ? fmt::format(", training offset 0..{} on nonzero indices", e.train_offset) : "",
                      e.origin));
   }
+  for (const ChannelSampling& c : a.sampled_channels) {
+    any = true;
+    line(fmt::format("  randomise {} in training: each sequence's values relabelled by a sorted sample of 0..{}   [{}]",
+                     channelName(c.channel), c.range - 1, c.origin));
+  }
   // Which pairs turn by what, head by head (merged when every head agrees).
   for (const Rotation& r : a.rotations) {
     any = true;

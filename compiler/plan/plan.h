@@ -160,6 +160,21 @@ struct AbsoluteEmbedding {
   std::string origin;
 };
 
+// Randomised positional encodings (Ruoss et al. 2023, "Randomized Positional
+// Encodings Boost Length Generalization of Transformers", section 3): during
+// training, each sequence's values of `channel` are relabelled by a random
+// order-preserving map into 0..range-1. Its values 0..V (V the largest value
+// in the sequence) become a sorted sample of V + 1 distinct integers drawn
+// uniformly without replacement from 0..range-1; for the position channel
+// that is the paper's sorted random subset of a longer sequence's positions.
+// Every component reading the channel sees the relabelled values. Evaluation
+// reads the values as they are (0, 1, 2, ...).
+struct ChannelSampling {
+  Channel channel = Channel::Position;
+  int range = 0;
+  std::string origin;
+};
+
 // A parameter a score formula may read: a value, or a table of `size`
 // entries read by an index (`bias[h][bucket]`); either one for every head or
 // one per head.
@@ -223,6 +238,7 @@ struct AttentionPlan {
   std::vector<ScoreTerm> score_terms;
   std::vector<Param> params;
   bool null_slot = false;  // a learned key/value with score 0 that is not a token
+  std::vector<ChannelSampling> sampled_channels;  // at most one per channel
 };
 
 // The name under which each of `attention.params` is a tensor of a model

@@ -11,6 +11,7 @@
 
 #include "compiler/sema/evaluate.h"
 #include "compiler/sema/formula.h"
+#include "compiler/sema/resources.h"
 #include "compiler/sema/types.h"
 
 namespace posc::sema {
@@ -220,6 +221,9 @@ class Builder {
          {{"channel", Value::makeSymbol("position", {})}, {"size", Value::makeNumber(1024, {})},
           {"offset", Value::makeNumber(0, {})}},
          &Builder::addEmbedding},
+        {"randomize", {{"channel", "channel", false}, {"range", "int", true}},
+         {{"channel", Value::makeSymbol("position", {})}},
+         &Builder::addSampling},
         {"null_slot", {}, {}, &Builder::addNullSlot},
         {"require", {{"condition", "bool", true}, {"message", "text", true}}, {}, &Builder::checkRequirement},
     };
@@ -330,6 +334,49 @@ class Builder {
     e.train_offset = static_cast<int>(a["offset"].number);
     e.origin = origin(it.range);
     plan_.attention.embeddings.push_back(e);
+  }
+
+  // randomize(channel, range): see plan::ChannelSampling. The range must hold
+  // every value of a training sequence; a test sequence's values beyond it
+  // were never seen in training (a warning).
+  void addSampling(const ast::Item& it, Args& a) {
+    plan::ChannelSampling c;
+    c.channel = channelOf(a["channel"]);
+    const Value& range = a["range"];
+    if (c.channel == plan::Channel::Kind) {
+      Diagnostic& d = error(a["channel"].range, "the kind channel names token kinds; it has no order to randomise");
+      d.hint = "randomize(channel = position, ...) or column or row";
+      return;
+    }
+    for (const auto& other : plan_.attention.sampled_channels)
+      if (other.channel == c.channel) {
+        Diagnostic& d = error(it.range, fmt::format("the {} channel is already randomised", plan::channelName(c.channel)));
+        d.notes.push_back({{}, fmt::format("first randomised at {}", other.origin)});
+        return;
+      }
+    const plan::TaskPlan& task = plan_.task;
+    const int train_max = channelMaximum(task, c.channel, task.train_max_digits);
+    if (range.number < train_max + 1) {
+      Diagnostic& d = error(range.range, fmt::format("a range of {:g} cannot hold the {} values 0..{} of the longest "
+                                                     "training sequence ({} digits)",
+                                                     range.number, plan::channelName(c.channel), train_max,
+                                                     task.train_max_digits));
+      d.hint = "choose a range at least as long as the longest test sequence, as the paper does";
+      return;
+    }
+    c.range = static_cast<int>(range.number);
+    int test_digits = 0;
+    for (int digits : task.test_digits) test_digits = std::max(test_digits, digits);
+    const int test_max = channelMaximum(task, c.channel, test_digits);
+    if (c.range < test_max + 1) {
+      Diagnostic& d = diags_.warning(range.range, fmt::format("the longest test sequence ({} digits) has {} values up "
+                                                              "to {}, beyond the range 0..{} seen in training",
+                                                              test_digits, plan::channelName(c.channel), test_max,
+                                                              c.range - 1));
+      d.hint = fmt::format("range = {} covers every test length", test_max + 1);
+    }
+    c.origin = origin(it.range);
+    plan_.attention.sampled_channels.push_back(c);
   }
 
   void addNullSlot(const ast::Item&, Args&) { plan_.attention.null_slot = true; }

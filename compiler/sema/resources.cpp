@@ -32,6 +32,17 @@ constexpr double kUsableShare = 0.8;
 
 }  // namespace
 
+int channelMaximum(const plan::TaskPlan& task, plan::Channel channel, int digits) {
+  const int per = std::max(1, task.digits_per_token);
+  switch (channel) {
+    case plan::Channel::Position: return sequenceTokens(task, digits) - 1;
+    case plan::Channel::Column: return (digits + 1 + per - 1) / per;
+    case plan::Channel::Row: return task.operands;
+    case plan::Channel::Kind: break;
+  }
+  return 7;  // TokenKind values fit in 0..7 (plan::KindSet)
+}
+
 MemoryEstimate estimateMemory(const plan::ExperimentPlan& plan) {
   const plan::ModelPlan& m = plan.model;
   const double value = m.precision == plan::Precision::F64 ? 8 : 4;

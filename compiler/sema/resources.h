@@ -36,6 +36,11 @@ struct MemoryEstimate {
 
 MemoryEstimate estimateMemory(const plan::ExperimentPlan& plan);
 
+// The largest value `channel` takes in a sequence whose operands have
+// `digits` digits (position: its last token; column: the answer's highest
+// place; row: the answer row; kind: the largest token kind).
+int channelMaximum(const plan::TaskPlan& task, plan::Channel channel, int digits);
+
 // The memory this process may use: physical memory, or the cgroup's limit
 // when that is lower. 0 when unknown.
 double availableMemory();

@@ -128,4 +128,12 @@ Batch makeBatch(const std::vector<Sequence>& sequences, const Vocabulary& vocab)
 Batch sampleTrainingBatch(const plan::TaskPlan& task, const Tokenizer& tok, int batch,
                           std::mt19937_64& rng);
 
+// Randomised channels (plan::ChannelSampling): for each sampling, in order,
+// each row's values 0..V of the channel (V its largest, padding included)
+// become a sorted sample of V + 1 distinct integers drawn uniformly without
+// replacement from 0..range-1 (Floyd's algorithm). Draws nothing when
+// `samplings` is empty. Throws std::invalid_argument when a row's values do
+// not fit the range (the front end refuses such plans).
+void randomizeChannels(const std::vector<plan::ChannelSampling>& samplings, Batch& batch, std::mt19937_64& rng);
+
 }  // namespace posc::task

@@ -3,8 +3,11 @@
 // rather than with std::uniform_int_distribution, whose algorithm differs
 // between standard libraries: the same seed must give the same problems
 // everywhere.
+#include <algorithm>
 #include <limits>
+#include <set>
 #include <stdexcept>
+#include <string>
 
 #include "runtime/task/addition.h"
 
@@ -82,6 +85,30 @@ std::vector<Problem> testProblems(const plan::TaskPlan& task, int digits) {
   for (int i = 0; i < task.problems_per_length; ++i)
     problems.push_back(sampleProblem(task, digits, rng));
   return problems;
+}
+
+void randomizeChannels(const std::vector<plan::ChannelSampling>& samplings, Batch& batch, std::mt19937_64& rng) {
+  const size_t L = static_cast<size_t>(batch.length);
+  for (const plan::ChannelSampling& sampling : samplings) {
+    auto& values = batch.channels[static_cast<size_t>(sampling.channel)];
+    for (size_t row = 0; row < static_cast<size_t>(batch.batch); ++row) {
+      int64_t* v = values.data() + row * L;
+      const int64_t largest = L == 0 ? 0 : *std::max_element(v, v + L);
+      const int64_t n = largest + 1, range = sampling.range;
+      if (*std::min_element(v, v + L) < 0 || n > range)
+        throw std::invalid_argument("channel values 0.." + std::to_string(largest) + " do not fit the range 0.." +
+                                    std::to_string(range - 1));
+      // Floyd: for j = range - n .. range - 1, take a uniform t in 0..j, or j
+      // itself when t is taken; every n-subset is equally likely.
+      std::set<int64_t> chosen;
+      for (int64_t j = range - n; j < range; ++j) {
+        const auto t = static_cast<int64_t>(uniformBelow(static_cast<uint64_t>(j) + 1, rng));
+        chosen.insert(chosen.count(t) ? j : t);
+      }
+      const std::vector<int64_t> label(chosen.begin(), chosen.end());  // sorted
+      for (size_t t = 0; t < L; ++t) v[t] = label[static_cast<size_t>(v[t])];
+    }
+  }
 }
 
 }  // namespace posc::task

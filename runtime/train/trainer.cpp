@@ -323,7 +323,8 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       for (auto& group : optimizer.param_groups())
         static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
 
-      const task::Batch batch = task::sampleTrainingBatch(plan.task, tokenizer, tp.batch, rng);
+      task::Batch batch = task::sampleTrainingBatch(plan.task, tokenizer, tp.batch, rng);
+      task::randomizeChannels(plan.attention.sampled_channels, batch, rng);
       const BatchTensors bt = toTensors(batch, ctx.device);
       const torch::Tensor stretch = sampleStretch(plan.attention, batch.batch, rng, float_type, ctx.device);
       const torch::Tensor offsets = sampleEmbedOffsets(plan.attention, batch.batch, rng);

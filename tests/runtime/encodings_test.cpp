@@ -18,6 +18,7 @@
 #include "runtime/model/positional.h"
 #include "runtime/model/gpt.h"
 #include "runtime/model/score_formula.h"
+#include "runtime/task/addition.h"
 #include "runtime/train/trainer.h"
 
 using namespace posc;
@@ -35,7 +36,7 @@ Compiled compileAttention(const std::string& attention, const std::string& model
   driver::Compilation c;
   driver::CompileRequest r;
   r.path = "encodings_test.pos";
-  r.text = "import kerple\nimport rope\nimport absolute\nexperiment e {\n  model { layers = 1  width = 32  heads = 2" +
+  r.text = "import kerple\nimport rope\nimport absolute\nimport randomized\nexperiment e {\n  model { layers = 1  width = 32  heads = 2" +
            model_extra + " }\n  attention {\n    " + attention + "\n  }\n}\n";
   Compiled out;
   if (c.compile(r)) out.plan = *c.plan;
@@ -250,4 +251,112 @@ TEST(Encodings, AbacusOffsetShiftsTheDigitColumnsOfEachTrainingSequence) {
   auto mask = torch::ones({B, L}, torch::kBool);
   auto masked = model->forwardMasked(tokens, channels, {}, mask, k);
   EXPECT_LT((masked - reference.reshape({B * L, -1})).abs().max().item<double>(), 1e-12);
+}
+
+namespace {
+
+// Rows of one channel, each given as its values, in a batch of that many rows.
+task::Batch channelBatch(plan::Channel channel, const std::vector<std::vector<int64_t>>& rows) {
+  task::Batch b;
+  b.batch = static_cast<int>(rows.size());
+  b.length = static_cast<int>(rows.front().size());
+  for (auto& c : b.channels) c.assign(rows.size() * rows.front().size(), 0);
+  for (size_t r = 0; r < rows.size(); ++r)
+    std::copy(rows[r].begin(), rows[r].end(), b.channels[static_cast<size_t>(channel)].begin() + r * rows[r].size());
+  return b;
+}
+
+}  // namespace
+
+TEST(Encodings, RandomizedPositionsAreASortedUniformSubsetOfTheRangePerSequence) {
+  // Ruoss et al. 2023: a sequence of n tokens trains on a sorted random
+  // subset of n positions of 0..L-1, drawn anew per sequence.
+  Compiled c = compileAttention("use rope(channel = position)\n    use randomized_positions(range = 700)");
+  ASSERT_TRUE(c.plan) << c.errors;
+  const plan::ExperimentPlan& p = *c.plan;
+  ASSERT_EQ(p.attention.sampled_channels.size(), 1u);
+  EXPECT_EQ(p.attention.sampled_channels[0].channel, plan::Channel::Position);
+  EXPECT_EQ(p.attention.sampled_channels[0].range, 700);
+  EXPECT_NE(plan::dumpPlan(p).find("randomise position in training: each sequence's values relabelled by a sorted "
+                                   "sample of 0..699"),
+            std::string::npos)
+      << plan::dumpPlan(p);
+
+  // 2,000 rows of positions 0..4 in a range of 64: strictly increasing labels
+  // in range, and over the 10,000 labels every value about equally often
+  // (expected 156.25 each; the bounds are five standard deviations).
+  plan::ChannelSampling s{plan::Channel::Position, 64, ""};
+  std::vector<std::vector<int64_t>> rows(2000, std::vector<int64_t>{0, 1, 2, 3, 4});
+  task::Batch b = channelBatch(plan::Channel::Position, rows);
+  std::mt19937_64 rng(7);
+  task::randomizeChannels({s}, b, rng);
+  std::vector<int> count(64, 0);
+  const auto& pos = b.channels[static_cast<size_t>(plan::Channel::Position)];
+  for (size_t r = 0; r < rows.size(); ++r)
+    for (size_t t = 0; t < 5; ++t) {
+      const int64_t v = pos[r * 5 + t];
+      ASSERT_GE(v, 0);
+      ASSERT_LT(v, 64);
+      if (t > 0) {
+        ASSERT_GT(v, pos[r * 5 + t - 1]) << "row " << r;
+      }
+      ++count[static_cast<size_t>(v)];
+    }
+  for (int v = 0; v < 64; ++v) {
+    EXPECT_GT(count[static_cast<size_t>(v)], 96) << v;
+    EXPECT_LT(count[static_cast<size_t>(v)], 217) << v;
+  }
+  // The smallest label of a row is k with probability C(63 - k, 4) / C(64, 5):
+  // k = 0 in 5/64 of the rows (expected 156.25, sd 12).
+  int first_zero = 0;
+  for (size_t r = 0; r < rows.size(); ++r) first_zero += pos[r * 5] == 0;
+  EXPECT_NEAR(first_zero, 156.25, 60);
+  // Other channels are left alone; the same seed gives the same labels.
+  for (size_t c2 = 0; c2 < b.channels.size(); ++c2) {
+    if (c2 == static_cast<size_t>(plan::Channel::Position)) continue;
+    for (int64_t v : b.channels[c2]) {
+      ASSERT_EQ(v, 0);
+    }
+  }
+  task::Batch again = channelBatch(plan::Channel::Position, rows);
+  std::mt19937_64 rng2(7);
+  task::randomizeChannels({s}, again, rng2);
+  EXPECT_EQ(again.channels, b.channels);
+}
+
+TEST(Encodings, RandomizedColumnsKeepEqualPlacesEqualAndOrdered) {
+  // Columns repeat across operands (units of both are column 1) and
+  // non-digits are column 0: the map is one per sequence, applied to every
+  // token, so equal columns stay equal and larger ones stay larger.
+  plan::ChannelSampling s{plan::Channel::Column, 40, ""};
+  task::Batch b = channelBatch(plan::Channel::Column, {{1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 0}});
+  std::mt19937_64 rng(11);
+  task::randomizeChannels({s}, b, rng);
+  const auto& col = b.channels[static_cast<size_t>(plan::Channel::Column)];
+  for (int t : {4, 8}) EXPECT_EQ(col[static_cast<size_t>(t)], col[0]);
+  EXPECT_EQ(col[3], col[7]);
+  EXPECT_LT(col[3], col[0]);
+  EXPECT_LT(col[0], col[1]);
+  EXPECT_LT(col[2], col[11]);
+  EXPECT_LT(col[11], 40);
+  // A row that does not fit the range is refused.
+  task::Batch wide = channelBatch(plan::Channel::Column, {{0, 1, 2, 45}});
+  EXPECT_THROW(task::randomizeChannels({s}, wide, rng), std::invalid_argument);
+}
+
+TEST(Encodings, RandomizedPositionsNeedARangeThatHoldsTheTrainingSequences) {
+  // The default task trains on operands of up to 10 digits: 34 tokens.
+  Compiled c = compileAttention("use randomized_positions(range = 20)");
+  EXPECT_FALSE(c.plan);
+  EXPECT_NE(c.errors.find("a range of 20 cannot hold the position values 0..33 of the longest training sequence "
+                          "(10 digits)"),
+            std::string::npos)
+      << c.errors;
+  c = compileAttention("use randomized_positions(channel = kind, range = 64)");
+  EXPECT_FALSE(c.plan);
+  EXPECT_NE(c.errors.find("the kind channel names token kinds; it has no order to randomise"), std::string::npos)
+      << c.errors;
+  c = compileAttention("use randomized_positions(range = 64)\n    use randomized_positions(range = 128)");
+  EXPECT_FALSE(c.plan);
+  EXPECT_NE(c.errors.find("the position channel is already randomised"), std::string::npos) << c.errors;
 }
