@@ -168,7 +168,8 @@ struct AbsoluteEmbedding {
 // uniformly without replacement from 0..range-1; for the position channel
 // that is the paper's sorted random subset of a longer sequence's positions.
 // Every component reading the channel sees the relabelled values. Evaluation
-// reads the values as they are (0, 1, 2, ...).
+// relabels too, with one map per test problem (task::evaluationLabels): a
+// model trained on random gaps has almost never seen consecutive values.
 struct ChannelSampling {
   Channel channel = Channel::Position;
   int range = 0;

@@ -336,9 +336,9 @@ class Builder {
     plan_.attention.embeddings.push_back(e);
   }
 
-  // randomize(channel, range): see plan::ChannelSampling. The range must hold
-  // every value of a training sequence; a test sequence's values beyond it
-  // were never seen in training (a warning).
+  // randomize(channel, range): see plan::ChannelSampling. Training and
+  // evaluation both draw labels from the range, so it must hold every value
+  // of the longest training and the longest test sequence.
   void addSampling(const ast::Item& it, Args& a) {
     plan::ChannelSampling c;
     c.channel = channelOf(a["channel"]);
@@ -355,26 +355,21 @@ class Builder {
         return;
       }
     const plan::TaskPlan& task = plan_.task;
-    const int train_max = channelMaximum(task, c.channel, task.train_max_digits);
-    if (range.number < train_max + 1) {
+    int test_digits = 0;
+    for (int digits : task.test_digits) test_digits = std::max(test_digits, digits);
+    const bool test_longer = test_digits > task.train_max_digits;
+    const int digits = test_longer ? test_digits : task.train_max_digits;
+    const int largest = channelMaximum(task, c.channel, digits);
+    if (range.number < largest + 1) {
       Diagnostic& d = error(range.range, fmt::format("a range of {:g} cannot hold the {} values 0..{} of the longest "
-                                                     "training sequence ({} digits)",
-                                                     range.number, plan::channelName(c.channel), train_max,
-                                                     task.train_max_digits));
-      d.hint = "choose a range at least as long as the longest test sequence, as the paper does";
+                                                     "{} sequence ({} digits)",
+                                                     range.number, plan::channelName(c.channel), largest,
+                                                     test_longer ? "test" : "training", digits));
+      d.hint = fmt::format("range = {} or more: training and evaluation both draw the {} labels from it", largest + 1,
+                           plan::channelName(c.channel));
       return;
     }
     c.range = static_cast<int>(range.number);
-    int test_digits = 0;
-    for (int digits : task.test_digits) test_digits = std::max(test_digits, digits);
-    const int test_max = channelMaximum(task, c.channel, test_digits);
-    if (c.range < test_max + 1) {
-      Diagnostic& d = diags_.warning(range.range, fmt::format("the longest test sequence ({} digits) has {} values up "
-                                                              "to {}, beyond the range 0..{} seen in training",
-                                                              test_digits, plan::channelName(c.channel), test_max,
-                                                              c.range - 1));
-      d.hint = fmt::format("range = {} covers every test length", test_max + 1);
-    }
     c.origin = origin(it.range);
     plan_.attention.sampled_channels.push_back(c);
   }

@@ -50,13 +50,20 @@ struct PromptBatch {
   torch::Tensor tokens;       // (B, P)
   torch::Tensor channels;     // (C, B, P)
   std::vector<int> max_tokens;
+  std::vector<task::ChannelLabels> labels;  // per row; empty maps without randomised channels
 };
 
 std::vector<PromptBatch> groupPrompts(const task::Tokenizer& tok, const std::vector<task::Problem>& problems,
-                                      int batch_size) {
+                                      const DecodeOptions& options) {
+  const int batch_size = options.batch;
   std::vector<task::Sequence> prompts;
+  std::vector<task::ChannelLabels> labels;
   prompts.reserve(problems.size());
-  for (const auto& p : problems) prompts.push_back(tok.encodePrompt(p));
+  for (const auto& p : problems) {
+    prompts.push_back(tok.encodePrompt(p));
+    labels.push_back(task::evaluationLabels(options.sampled_channels, tok, p));
+    labels.back().apply(prompts.back().channels);
+  }
   std::vector<size_t> order(problems.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
@@ -83,6 +90,7 @@ std::vector<PromptBatch> groupPrompts(const task::Tokenizer& tok, const std::vec
           ch_a[c][b][t] = s.channels[static_cast<size_t>(c)][static_cast<size_t>(t)];
       }
       pb.max_tokens.push_back(tok.maxAnswerTokens(problems[pb.index[static_cast<size_t>(b)]]));
+      pb.labels.push_back(labels[pb.index[static_cast<size_t>(b)]]);
     }
     out.push_back(std::move(pb));
     start = end;
@@ -121,7 +129,8 @@ void decodeGroup(const task::Tokenizer& tok, const std::vector<task::Problem>& p
       // Rows that are finished keep running (they share the batch); their
       // channels are clamped to their own answer length and ignored.
       const int at = std::min(i, pb.max_tokens[bi] - 1);
-      const auto ch = emittedChannels(tok, problems[pb.index[bi]], at, next_p[b]);
+      auto ch = emittedChannels(tok, problems[pb.index[bi]], at, next_p[b]);
+      pb.labels[bi].apply(ch);
       for (int c = 0; c < plan::kChannelCount; ++c) ch_a[c][b][0] = ch[static_cast<size_t>(c)];
     }
     logits = next_logits(next.view({B, 1}).to(device), channels.to(device));
@@ -137,7 +146,7 @@ std::vector<Generated> greedyDecode(model::Gpt& model, const task::Tokenizer& to
   const torch::Device device = deviceOf(model);
   const bool bf16 = options.precision == plan::Precision::Bf16Mixed;
   std::vector<Generated> out(problems.size());
-  for (const PromptBatch& pb : groupPrompts(tokenizer, problems, options.batch)) {
+  for (const PromptBatch& pb : groupPrompts(tokenizer, problems, options)) {
     model::KvCache cache;
     cache.reserve = pb.tokens.size(1) + *std::max_element(pb.max_tokens.begin(), pb.max_tokens.end());
     decodeGroup(tokenizer, problems, pb, device, out, [&](const torch::Tensor& tokens, const torch::Tensor& channels) {
@@ -156,7 +165,7 @@ std::vector<Generated> greedyDecodeReference(model::Gpt& model, const task::Toke
   const torch::Device device = deviceOf(model);
   const bool bf16 = options.precision == plan::Precision::Bf16Mixed;
   std::vector<Generated> out(problems.size());
-  for (const PromptBatch& pb : groupPrompts(tokenizer, problems, options.batch)) {
+  for (const PromptBatch& pb : groupPrompts(tokenizer, problems, options)) {
     torch::Tensor all_tokens, all_channels;
     decodeGroup(tokenizer, problems, pb, device, out, [&](const torch::Tensor& tokens, const torch::Tensor& channels) {
       all_tokens = all_tokens.defined() ? torch::cat({all_tokens, tokens}, 1) : tokens;
@@ -168,6 +177,14 @@ std::vector<Generated> greedyDecodeReference(model::Gpt& model, const task::Toke
   return out;
 }
 
+DecodeOptions decodeOptionsFor(const plan::ExperimentPlan& plan) {
+  DecodeOptions options;
+  options.batch = plan.eval.batch;
+  options.precision = plan.model.precision;
+  options.sampled_channels = plan.attention.sampled_channels;
+  return options;
+}
+
 bool isCorrect(const task::Tokenizer& tokenizer, const task::Problem& problem, const Generated& generated) {
   task::Number value;
   return tokenizer.decodeAnswer(generated, value) && value == problem.answer;
@@ -176,9 +193,7 @@ bool isCorrect(const task::Tokenizer& tokenizer, const task::Problem& problem, c
 std::vector<results::LengthAccuracy> evaluateLengths(model::Gpt& model, const plan::ExperimentPlan& plan,
                                                      uint64_t seed) {
   task::Tokenizer tokenizer(plan.task);
-  DecodeOptions options;
-  options.batch = plan.eval.batch;
-  options.precision = plan.model.precision;
+  const DecodeOptions options = decodeOptionsFor(plan);
   std::vector<results::LengthAccuracy> out;
   // The leaderboard protocol is one "length": its 10,010 cases of 10 digits.
   const bool adderboard = plan.eval.protocol == plan::EvalProtocol::AdderBoard;

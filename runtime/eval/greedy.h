@@ -31,7 +31,13 @@ using Generated = std::vector<int64_t>;  // answer tokens, up to and including <
 struct DecodeOptions {
   int batch = 90;                                 // problems decoded together
   plan::Precision precision = plan::Precision::F32;  // Bf16Mixed: forward under bf16 autocast
+  // Randomised channels (plan::ChannelSampling): each problem's prompt and
+  // emitted tokens read its evaluation labels (task::evaluationLabels).
+  std::vector<plan::ChannelSampling> sampled_channels;
 };
+// The options a plan's evaluation uses: eval.batch, the precision, its
+// randomised channels.
+DecodeOptions decodeOptionsFor(const plan::ExperimentPlan& plan);
 
 // Greedy answers for `problems` (same order), with the KV cache.
 std::vector<Generated> greedyDecode(model::Gpt& model, const task::Tokenizer& tokenizer,

@@ -34,9 +34,7 @@ ProbeResult runReach(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
   std::vector<std::vector<double>> acc(models.size());  // [seed][length]
   for (size_t s = 0; s < models.size(); ++s) {
     models[s].model->eval();
-    eval::DecodeOptions options;
-    options.batch = plan.eval.batch;
-    options.precision = plan.model.precision;
+    const eval::DecodeOptions options = eval::decodeOptionsFor(plan);
     for (int digits : lengths) {
       auto problems = probeProblems(plan.task, probe.problem_seed, digits, probe.problems);
       auto generated = eval::greedyDecode(models[s].model, tokenizer, problems, options);

@@ -68,9 +68,7 @@ ProbeResult runTeacherForced(const plan::ProbePlan& probe, const plan::Experimen
     for (const auto& [len, c] : map.by_chain)
       chains.addRow({seed, std::to_string(len), std::to_string(c.first), std::to_string(c.second)});
 
-    eval::DecodeOptions options;
-    options.batch = plan.eval.batch;
-    options.precision = plan.model.precision;
+    const eval::DecodeOptions options = eval::decodeOptionsFor(plan);
     auto generated = eval::greedyDecode(m, tokenizer, problems, options);
     int wrong_answers = 0, wrong_length = 0;
     std::map<int, int> first_error;

@@ -136,4 +136,22 @@ Batch sampleTrainingBatch(const plan::TaskPlan& task, const Tokenizer& tok, int 
 // not fit the range (the front end refuses such plans).
 void randomizeChannels(const std::vector<plan::ChannelSampling>& samplings, Batch& batch, std::mt19937_64& rng);
 
+// The same relabelling at evaluation, one map per test problem. A model
+// trained on randomised channels has seen values with random gaps, almost
+// never consecutive ones, so evaluation samples as training does (as the
+// paper does for test sequences). For each sampling, the channel's values
+// 0..V in the problem's full sequence (prompt, answer and <eos>) get the
+// sorted labels of a sample of V + 1 from 0..range-1, drawn from a generator
+// seeded by the problem's digits: a problem gets the same labels in every
+// decoder and probe, whatever batch it is decoded in. Values past V (tokens
+// emitted after the answer's length) keep the last label.
+struct ChannelLabels {
+  std::vector<std::pair<plan::Channel, std::vector<int64_t>>> maps;
+  bool empty() const { return maps.empty(); }
+  void apply(std::array<int64_t, plan::kChannelCount>& token) const;
+  void apply(std::array<std::vector<int64_t>, plan::kChannelCount>& channels) const;
+};
+ChannelLabels evaluationLabels(const std::vector<plan::ChannelSampling>& samplings, const Tokenizer& tok,
+                               const Problem& problem);
+
 }  // namespace posc::task

@@ -87,6 +87,27 @@ std::vector<Problem> testProblems(const plan::TaskPlan& task, int digits) {
   return problems;
 }
 
+namespace {
+
+// n distinct integers of 0..range-1, uniformly, sorted (Floyd's algorithm:
+// for j = range - n .. range - 1, a uniform t in 0..j, or j itself when t is
+// already taken; every n-subset is equally likely).
+std::vector<int64_t> sortedSample(int64_t n, int64_t range, std::mt19937_64& rng) {
+  std::set<int64_t> chosen;
+  for (int64_t j = range - n; j < range; ++j) {
+    const auto t = static_cast<int64_t>(uniformBelow(static_cast<uint64_t>(j) + 1, rng));
+    chosen.insert(chosen.count(t) ? j : t);
+  }
+  return {chosen.begin(), chosen.end()};
+}
+
+std::invalid_argument doesNotFit(int64_t largest, int64_t range) {
+  return std::invalid_argument("channel values 0.." + std::to_string(largest) + " do not fit the range 0.." +
+                               std::to_string(range - 1));
+}
+
+}  // namespace
+
 void randomizeChannels(const std::vector<plan::ChannelSampling>& samplings, Batch& batch, std::mt19937_64& rng) {
   const size_t L = static_cast<size_t>(batch.length);
   for (const plan::ChannelSampling& sampling : samplings) {
@@ -94,21 +115,45 @@ void randomizeChannels(const std::vector<plan::ChannelSampling>& samplings, Batc
     for (size_t row = 0; row < static_cast<size_t>(batch.batch); ++row) {
       int64_t* v = values.data() + row * L;
       const int64_t largest = L == 0 ? 0 : *std::max_element(v, v + L);
-      const int64_t n = largest + 1, range = sampling.range;
-      if (*std::min_element(v, v + L) < 0 || n > range)
-        throw std::invalid_argument("channel values 0.." + std::to_string(largest) + " do not fit the range 0.." +
-                                    std::to_string(range - 1));
-      // Floyd: for j = range - n .. range - 1, take a uniform t in 0..j, or j
-      // itself when t is taken; every n-subset is equally likely.
-      std::set<int64_t> chosen;
-      for (int64_t j = range - n; j < range; ++j) {
-        const auto t = static_cast<int64_t>(uniformBelow(static_cast<uint64_t>(j) + 1, rng));
-        chosen.insert(chosen.count(t) ? j : t);
-      }
-      const std::vector<int64_t> label(chosen.begin(), chosen.end());  // sorted
+      if ((L > 0 && *std::min_element(v, v + L) < 0) || largest + 1 > sampling.range)
+        throw doesNotFit(largest, sampling.range);
+      const std::vector<int64_t> label = sortedSample(largest + 1, sampling.range, rng);
       for (size_t t = 0; t < L; ++t) v[t] = label[static_cast<size_t>(v[t])];
     }
   }
+}
+
+ChannelLabels evaluationLabels(const std::vector<plan::ChannelSampling>& samplings, const Tokenizer& tok,
+                               const Problem& problem) {
+  ChannelLabels out;
+  if (samplings.empty()) return out;
+  uint64_t seed = 0x7e57ULL;
+  for (const Number& n : problem.operands) {
+    seed = mixBits(seed ^ static_cast<uint64_t>(n.length()));
+    for (uint8_t d : n.digits) seed = mixBits(seed ^ d);
+  }
+  std::mt19937_64 rng(seed);
+  const Sequence full = tok.encode(problem);
+  for (const plan::ChannelSampling& sampling : samplings) {
+    const auto& v = full.channels[static_cast<size_t>(sampling.channel)];
+    const int64_t largest = v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+    if (largest + 1 > sampling.range) throw doesNotFit(largest, sampling.range);
+    out.maps.emplace_back(sampling.channel, sortedSample(largest + 1, sampling.range, rng));
+  }
+  return out;
+}
+
+void ChannelLabels::apply(std::array<int64_t, plan::kChannelCount>& token) const {
+  for (const auto& [channel, label] : maps) {
+    int64_t& v = token[static_cast<size_t>(channel)];
+    v = label[static_cast<size_t>(std::clamp<int64_t>(v, 0, static_cast<int64_t>(label.size()) - 1))];
+  }
+}
+
+void ChannelLabels::apply(std::array<std::vector<int64_t>, plan::kChannelCount>& channels) const {
+  for (const auto& [channel, label] : maps)
+    for (int64_t& v : channels[static_cast<size_t>(channel)])
+      v = label[static_cast<size_t>(std::clamp<int64_t>(v, 0, static_cast<int64_t>(label.size()) - 1))];
 }
 
 }  // namespace posc::task

@@ -352,6 +352,19 @@ TEST(Encodings, RandomizedPositionsNeedARangeThatHoldsTheTrainingSequences) {
                           "(10 digits)"),
             std::string::npos)
       << c.errors;
+  // Evaluation draws labels from the range too: it must hold the test lengths.
+  driver::Compilation tc;
+  driver::CompileRequest r;
+  r.path = "randomized_test.pos";
+  r.text = "import rope\nimport randomized\nexperiment e {\n  task { train_max_digits = 5  test_digits = [5, 40] }\n"
+           "  attention {\n    use randomized_positions(range = 100)\n  }\n}\n";
+  EXPECT_FALSE(tc.compile(r));
+  const std::string errors = tc.diags.render(false);
+  EXPECT_NE(errors.find("a range of 100 cannot hold the position values 0..123 of the longest test sequence (40 "
+                        "digits)"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("randomized_test.pos:6:"), std::string::npos) << errors;
   c = compileAttention("use randomized_positions(channel = kind, range = 64)");
   EXPECT_FALSE(c.plan);
   EXPECT_NE(c.errors.find("the kind channel names token kinds; it has no order to randomise"), std::string::npos)

@@ -34,9 +34,8 @@ std::vector<task::Problem> mixedProblems(const plan::TaskPlan& task, int count, 
 void expectSameTokens(model::Gpt& m, const plan::ExperimentPlan& p, const std::vector<task::Problem>& problems,
                       int batch) {
   task::Tokenizer tok(p.task);
-  eval::DecodeOptions o;
+  eval::DecodeOptions o = eval::decodeOptionsFor(p);
   o.batch = batch;
-  o.precision = p.model.precision;
   const auto fast = eval::greedyDecode(m, tok, problems, o);
   const auto slow = eval::greedyDecodeReference(m, tok, problems, o);
   ASSERT_EQ(fast.size(), problems.size());
@@ -89,6 +88,45 @@ TEST(EvalGreedy, CacheMatchesReferenceOnOneTestLength) {
   plan::ExperimentPlan p = testing::tinyAdditionPlan();
   model::Gpt m = randomModel(p, 13);
   expectSameTokens(m, p, task::testProblems(p.task, 8), 90);
+}
+
+TEST(EvalGreedy, RandomisedChannelsGetOneMapPerProblemInBothDecoders) {
+  // Both decoders read each problem's evaluation labels (prompt and emitted
+  // tokens alike), and a problem's answer does not depend on its batch.
+  plan::ExperimentPlan p = testing::tinyAdditionPlan();
+  p.task.train_max_digits = 6;
+  p.attention.sampled_channels = {{plan::Channel::Column, 64, ""}, {plan::Channel::Position, 200, ""}};
+  model::Gpt m = randomModel(p, 14);
+  const auto problems = mixedProblems(p.task, 24, 3);
+  expectSameTokens(m, p, problems, 5);
+  task::Tokenizer tok(p.task);
+  eval::DecodeOptions o = eval::decodeOptionsFor(p);
+  ASSERT_EQ(o.sampled_channels.size(), 2u);
+  o.batch = 24;
+  const auto together = eval::greedyDecode(m, tok, problems, o);
+  o.batch = 1;
+  EXPECT_EQ(eval::greedyDecode(m, tok, problems, o), together);
+  // Without the labels the same model answers otherwise: they do reach it.
+  o.sampled_channels.clear();
+  EXPECT_NE(eval::greedyDecode(m, tok, problems, o), together);
+
+  // The labels themselves: sorted, distinct, in range, one per value of the
+  // full sequence; the same for the same problem, others for another.
+  const task::ChannelLabels a = task::evaluationLabels(p.attention.sampled_channels, tok, problems[0]);
+  const task::ChannelLabels again = task::evaluationLabels(p.attention.sampled_channels, tok, problems[0]);
+  const task::ChannelLabels b = task::evaluationLabels(p.attention.sampled_channels, tok, problems[1]);
+  ASSERT_EQ(a.maps.size(), 2u);
+  EXPECT_EQ(a.maps, again.maps);
+  EXPECT_NE(a.maps, b.maps);
+  const task::Sequence full = tok.encode(problems[0]);
+  const auto& positions = a.maps[1].second;
+  EXPECT_EQ(positions.size(), full.tokens.size());
+  for (size_t i = 1; i < positions.size(); ++i) EXPECT_LT(positions[i - 1], positions[i]);
+  EXPECT_LT(positions.back(), 200);
+  std::array<int64_t, plan::kChannelCount> token{1000, 2, 0, 0};  // a position past the sequence: last label
+  a.apply(token);
+  EXPECT_EQ(token[0], positions.back());
+  EXPECT_EQ(token[1], a.maps[0].second[2]);
 }
 
 TEST(EvalGreedy, ScoringAcceptsExactlyTheRightAnswer) {
