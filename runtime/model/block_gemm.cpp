@@ -63,22 +63,30 @@ template void blockGemmLoops<float>(bool, bool, int64_t, int64_t, int64_t, float
 template void blockGemmLoops<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t,
                                      const double*, int64_t, double, double*, int64_t);
 
-void blockGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+namespace {
+
+// The BLAS routine `fn` when the process has one (and the product is not
+// empty in k, where BLAS would only scale C), else the loops.
+template <typename T, typename Fn>
+void product(Fn fn, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+             const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
-  if (const auto fn = blas().sgemm; fn && k > 0)
+  if (fn && k > 0)
     viaBlas(fn, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   else
     blockGemmLoops(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+}  // namespace
+
+void blockGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  product(blas().sgemm, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 void blockGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
                int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  if (m <= 0 || n <= 0) return;
-  if (const auto fn = blas().dgemm; fn && k > 0)
-    viaBlas(fn, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  else
-    blockGemmLoops(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  product(blas().dgemm, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 bool blockGemmUsesBlas() { return blas().sgemm != nullptr && blas().dgemm != nullptr; }
