@@ -62,7 +62,7 @@ ProbeResult runBands(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
     std::vector<double> alias_offset;
     for (size_t li = 0; li < probe.lengths.size(); ++li) {
       auto problems = probeProblems(plan.task, probe.problem_seed, probe.lengths[li], probe.problems);
-      Traced t = traceProblems(models[s].model, tokenizer, problems);
+      Traced t = traceProblems(models[s].model, tokenizer, problems, plan.attention.sampled_channels);
       if (li == 0) hc = lookupHead(t, probe.place, probe.operand, probe.head);
       std::array<BandSplit, 3> sum{};
       double offset_sum = 0;

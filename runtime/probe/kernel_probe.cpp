@@ -36,7 +36,7 @@ ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& 
 
   for (size_t s = 0; s < models.size(); ++s) {
     models[s].model->eval();
-    Traced t = traceProblems(models[s].model, tokenizer, problems);
+    Traced t = traceProblems(models[s].model, tokenizer, problems, plan.attention.sampled_channels);
     const task::Sequence& seq = t.batch.sequences[0];
     const int q = decisionIndex(seq, probe.place), k = digitIndex(seq, probe.operand, probe.place);
     if (q < 0 || k < 0) throw std::runtime_error(fmt::format("kernel probe: no answer place {} at {} digits", probe.place, probe.length));

@@ -5,10 +5,11 @@
 
 namespace posc::probe {
 
-Traced traceProblems(model::Gpt& model, const task::Tokenizer& tokenizer, const std::vector<task::Problem>& problems) {
+Traced traceProblems(model::Gpt& model, const task::Tokenizer& tokenizer, const std::vector<task::Problem>& problems,
+                     const std::vector<plan::ChannelSampling>& sampled) {
   torch::NoGradGuard no_grad;
   Traced t;
-  t.batch = forcedBatch(tokenizer, problems);
+  t.batch = forcedBatch(tokenizer, problems, sampled);
   const torch::Device device = model->parameters().front().device();
   model->forward(t.batch.tokens.to(device), t.batch.channels.to(device), torch::Tensor(), &t.trace);
   for (auto* v : {&t.trace.weights, &t.trace.scores, &t.trace.queries, &t.trace.keys})
@@ -49,10 +50,12 @@ QueryKey queryKey(const Traced& t, int layer, int b, int q, int k) {
   QueryKey qk;
   qk.q = t.trace.queries[layer][b].select(1, q).contiguous();  // (H, D)
   qk.k = t.trace.keys[layer][b].select(1, k).contiguous();
-  const task::Sequence& s = t.batch.sequences[static_cast<size_t>(b)];
+  // The channel values the model read (with randomised channels, the
+  // problem's evaluation labels; otherwise the sequence's own).
+  auto ch = t.batch.channels.accessor<int64_t, 3>();
   for (int c = 0; c < plan::kChannelCount; ++c) {
-    qk.q_channels[c] = s.channels[c][q];
-    qk.k_channels[c] = s.channels[c][k];
+    qk.q_channels[c] = ch[c][b][q];
+    qk.k_channels[c] = ch[c][b][k];
   }
   return qk;
 }

@@ -16,7 +16,9 @@ struct Traced {
   ForcedBatch batch;
   model::AttentionTrace trace;  // on the CPU, float64
 };
-Traced traceProblems(model::Gpt& model, const task::Tokenizer& tokenizer, const std::vector<task::Problem>& problems);
+// `sampled`: the plan's randomised channels (forcedBatch).
+Traced traceProblems(model::Gpt& model, const task::Tokenizer& tokenizer, const std::vector<task::Problem>& problems,
+                     const std::vector<plan::ChannelSampling>& sampled = {});
 
 // The (layer, head) with the highest mean attention, at the decision for
 // `place`, on the digit of row `operand` in that column. Declared values in

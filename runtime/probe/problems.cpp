@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "runtime/train/trainer.h"
 
 namespace posc::probe {
@@ -14,10 +16,23 @@ std::vector<task::Problem> probeProblems(const plan::TaskPlan& task, uint64_t se
   return task::testProblems(t, digits);
 }
 
-ForcedBatch forcedBatch(const task::Tokenizer& tokenizer, const std::vector<task::Problem>& problems) {
+ForcedBatch forcedBatch(const task::Tokenizer& tokenizer, const std::vector<task::Problem>& problems,
+                        const std::vector<plan::ChannelSampling>& sampled) {
   ForcedBatch b;
   for (const task::Problem& p : problems) b.sequences.push_back(tokenizer.encode(p));
-  train::BatchTensors t = train::toTensors(task::makeBatch(b.sequences, tokenizer.vocabulary()), torch::kCPU);
+  task::Batch batch = task::makeBatch(b.sequences, tokenizer.vocabulary());
+  if (!sampled.empty()) {
+    const size_t L = static_cast<size_t>(batch.length);
+    for (size_t row = 0; row < problems.size(); ++row) {
+      const task::ChannelLabels labels = task::evaluationLabels(sampled, tokenizer, problems[row]);
+      for (const auto& [channel, label] : labels.maps)
+        for (size_t t = 0; t < L; ++t) {
+          int64_t& v = batch.channels[static_cast<size_t>(channel)][row * L + t];
+          v = label[static_cast<size_t>(std::clamp<int64_t>(v, 0, static_cast<int64_t>(label.size()) - 1))];
+        }
+    }
+  }
+  train::BatchTensors t = train::toTensors(batch, torch::kCPU);
   b.tokens = t.tokens;
   b.channels = t.channels;
   return b;

@@ -17,11 +17,16 @@ namespace posc::probe {
 std::vector<task::Problem> probeProblems(const plan::TaskPlan& task, uint64_t seed, int digits, int count);
 
 // Teacher-forced input of `problems`: tokens (B, L), channels (C, B, L), on the CPU.
+// With randomised channels (plan::ChannelSampling) the channels tensor, which
+// the model reads, holds each problem's evaluation labels
+// (task::evaluationLabels); `sequences` keep the ordered values that the
+// probes use to find digits and places.
 struct ForcedBatch {
   torch::Tensor tokens, channels;
   std::vector<task::Sequence> sequences;
 };
-ForcedBatch forcedBatch(const task::Tokenizer& tokenizer, const std::vector<task::Problem>& problems);
+ForcedBatch forcedBatch(const task::Tokenizer& tokenizer, const std::vector<task::Problem>& problems,
+                        const std::vector<plan::ChannelSampling>& sampled = {});
 
 // Index of the token whose output is answer token `place` (1-based: place 1 is
 // the first answer token, predicted at '='), and of the digit token of row

@@ -32,7 +32,7 @@ ProbeResult runSinkShare(const plan::ProbePlan& probe, const plan::ExperimentPla
       for (size_t start = 0; start < problems.size(); start += 16) {
         std::vector<task::Problem> chunk(problems.begin() + static_cast<long>(start),
                                          problems.begin() + static_cast<long>(std::min(problems.size(), start + 16)));
-        ForcedBatch fb = forcedBatch(tokenizer, chunk);
+        ForcedBatch fb = forcedBatch(tokenizer, chunk, plan.attention.sampled_channels);
         model::AttentionTrace trace;
         models[s].model->forward(fb.tokens.to(device), fb.channels.to(device), torch::Tensor(), &trace);
         auto kinds = fb.channels.select(0, static_cast<int64_t>(plan::Channel::Kind));

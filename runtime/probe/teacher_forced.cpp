@@ -35,7 +35,8 @@ std::vector<int> carryChains(const task::Sequence& s, int operands, int digits_p
 }
 
 TeacherForcedMap teacherForcedMap(const Forward& forward, const task::Tokenizer& tokenizer,
-                                  const std::vector<task::Problem>& problems, int lookup_heads, int batch) {
+                                  const std::vector<task::Problem>& problems, int lookup_heads, int batch,
+                                  const std::vector<plan::ChannelSampling>& sampled) {
   torch::NoGradGuard no_grad;
   TeacherForcedMap m;
   const int eos = tokenizer.vocabulary().eos();
@@ -45,7 +46,7 @@ TeacherForcedMap teacherForcedMap(const Forward& forward, const task::Tokenizer&
   for (size_t start = 0; start < problems.size(); start += static_cast<size_t>(batch)) {
     std::vector<task::Problem> chunk(problems.begin() + static_cast<long>(start),
                                      problems.begin() + static_cast<long>(std::min(problems.size(), start + batch)));
-    ForcedBatch fb = forcedBatch(tokenizer, chunk);
+    ForcedBatch fb = forcedBatch(tokenizer, chunk, sampled);
     model::AttentionTrace trace;
     auto logits = forward(fb.tokens, fb.channels, trace);
     auto predicted = logits.argmax(-1).to(torch::kCPU).contiguous();  // (B, L)

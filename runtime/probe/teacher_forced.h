@@ -44,8 +44,10 @@ struct TeacherForcedMap {
 };
 
 // `batch` problems per forward pass.
+// `sampled`: the plan's randomised channels (forcedBatch).
 TeacherForcedMap teacherForcedMap(const Forward& forward, const task::Tokenizer& tokenizer,
-                                  const std::vector<task::Problem>& problems, int lookup_heads, int batch = 25);
+                                  const std::vector<task::Problem>& problems, int lookup_heads, int batch = 25,
+                                  const std::vector<plan::ChannelSampling>& sampled = {});
 
 // Length of the carry chain into each answer place (index p - 1 for place p):
 // how many consecutive lower places, from p - 1 down, carry out.

@@ -48,7 +48,8 @@ ProbeResult runTeacherForced(const plan::ProbePlan& probe, const plan::Experimen
     Forward forward = [&](const torch::Tensor& tokens, const torch::Tensor& channels, model::AttentionTrace& trace) {
       return m->forward(tokens.to(device), channels.to(device), torch::Tensor(), &trace);
     };
-    TeacherForcedMap map = teacherForcedMap(forward, tokenizer, problems, probe.lookup_heads);
+    TeacherForcedMap map =
+        teacherForcedMap(forward, tokenizer, problems, probe.lookup_heads, 25, plan.attention.sampled_channels);
     const std::string seed = std::to_string(models[s].seed);
     int other_decisions = 0, other_wrong = 0;
     double other_share = 0;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "runtime/eval/greedy.h"
+#include "runtime/probe/problems.h"
 #include "runtime/train/trainer.h"
 #include "tests/runtime/train_test_plans.h"
 
@@ -127,6 +128,21 @@ TEST(EvalGreedy, RandomisedChannelsGetOneMapPerProblemInBothDecoders) {
   a.apply(token);
   EXPECT_EQ(token[0], positions.back());
   EXPECT_EQ(token[1], a.maps[0].second[2]);
+
+  // The teacher-forced probes feed the model the same labels and keep the
+  // ordered values in their sequences (which they use to find digits).
+  const probe::ForcedBatch fb = probe::forcedBatch(tok, problems, p.attention.sampled_channels);
+  auto ch = fb.channels.accessor<int64_t, 3>();
+  for (size_t b = 0; b < problems.size(); ++b) {
+    const task::Sequence& seq = fb.sequences[b];
+    EXPECT_EQ(seq.channels, tok.encode(problems[b]).channels);
+    auto expected = seq.channels;
+    task::evaluationLabels(p.attention.sampled_channels, tok, problems[b]).apply(expected);
+    for (int c = 0; c < plan::kChannelCount; ++c)
+      for (size_t t = 0; t < seq.tokens.size(); ++t)
+        ASSERT_EQ(ch[c][static_cast<int64_t>(b)][static_cast<int64_t>(t)], expected[static_cast<size_t>(c)][t])
+            << "problem " << b << " channel " << c << " token " << t;
+  }
 }
 
 TEST(EvalGreedy, ScoringAcceptsExactlyTheRightAnswer) {
