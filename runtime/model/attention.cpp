@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "runtime/model/affine.h"
-#include "runtime/model/attention_core.h"
 #include "runtime/model/fused_attention.h"
 #include "runtime/model/score_formula.h"
 
@@ -70,18 +69,16 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInpu
   // The whole attention in one fused function where it applies (see
   // attention_core.h): training and evaluation passes without a cache.
   const bool traced = in.trace_queries || in.trace_keys || in.trace_scores || in.trace_weights;
-  // Under bf16 autocast the projection is bf16; the core then runs in float32,
-  // as the tensor path's scores and softmax do.
-  const bool reduced = projected.scalar_type() == torch::kBFloat16 || projected.scalar_type() == torch::kHalf;
-  const torch::Tensor core_in = reduced && in.score_jit ? projected.to(torch::kFloat) : projected;
-  if (in.score_jit && !traced && !in.cache_keys && !null_slot_ && attentionCoreSupported(core_in, *in.positional)) {
-    RowLayout rows;
-    if (!packed) rows = RowLayout::dense(B, L);
-    if (!packed || RowLayout::fromPackedRows(in.rows_in, B, L, &rows)) {
+  if (in.score_jit && in.row_layout && !traced && !in.cache_keys && !null_slot_) {
+    // Under bf16 autocast the projection is bf16; the core then runs in
+    // float32, as the tensor path's scores and softmax do.
+    const bool reduced = projected.scalar_type() == torch::kBFloat16 || projected.scalar_type() == torch::kHalf;
+    const torch::Tensor core_in = reduced ? projected.to(torch::kFloat) : projected;
+    if (attentionCoreSupported(core_in, *in.positional)) {
       torch::Tensor y;
       try {
-        y = attentionCore(core_in.reshape({-1, 3 * H * D}), rows, *in.positional, in.q_channels, in.k_channels,
-                          attention_, softmax_, params, H, D);
+        y = attentionCore(core_in.reshape({-1, 3 * H * D}), *in.row_layout, *in.positional, in.q_channels,
+                          in.k_channels, attention_, softmax_, params, H, D);
       } catch (const NonFiniteScores& e) {
         throw NonFiniteScores(fmt::format("layer {}: {}", in.layer, e.what()));
       }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "compiler/plan/plan.h"
+#include "runtime/model/attention_core.h"
 #include "runtime/model/positional.h"
 
 namespace posc::model {
@@ -70,6 +71,10 @@ struct AttentionInputs {
   // Where each of rows_out sits in rows_in (for the block's residual
   // stream); undefined when rows_out is rows_in.
   torch::Tensor keep;
+  // Where each sequence's rows sit in x, for the fused attention core
+  // (attention_core.h); set once per forward pass, null where the core is
+  // not used (no JIT, a KV cache).
+  const RowLayout* row_layout = nullptr;
   int64_t batch = 0, length = 0;  // B and L of the packed layout
 };
 

@@ -192,6 +192,13 @@ torch::Tensor run(GptImpl& self, ModelParts& st, const torch::Tensor& tokens,
   in.q_channels = channels;
   in.params = &st.score_params;
   in.score_jit = st.score_jit;
+  RowLayout row_layout;  // where each sequence's rows sit, for the attention core
+  if (st.score_jit && !cache) {
+    if (!packing)
+      row_layout = RowLayout::dense(channels.size(1), channels.size(2));
+    if (!packing || RowLayout::fromPackedRows(packing->live, packing->batch, packing->length, &row_layout))
+      in.row_layout = &row_layout;
+  }
   if (cache) {
     if (cache->keys.size() != st.blocks.size()) {
       cache->keys.assign(st.blocks.size(), torch::Tensor());

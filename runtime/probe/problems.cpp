@@ -3,8 +3,6 @@
 
 #include <torch/torch.h>
 
-#include <algorithm>
-
 #include "runtime/train/trainer.h"
 
 namespace posc::probe {
@@ -20,19 +18,11 @@ ForcedBatch forcedBatch(const task::Tokenizer& tokenizer, const std::vector<task
                         const std::vector<plan::ChannelSampling>& sampled) {
   ForcedBatch b;
   for (const task::Problem& p : problems) b.sequences.push_back(tokenizer.encode(p));
-  task::Batch batch = task::makeBatch(b.sequences, tokenizer.vocabulary());
-  if (!sampled.empty()) {
-    const size_t L = static_cast<size_t>(batch.length);
-    for (size_t row = 0; row < problems.size(); ++row) {
-      const task::ChannelLabels labels = task::evaluationLabels(sampled, tokenizer, problems[row]);
-      for (const auto& [channel, label] : labels.maps)
-        for (size_t t = 0; t < L; ++t) {
-          int64_t& v = batch.channels[static_cast<size_t>(channel)][row * L + t];
-          v = label[static_cast<size_t>(std::clamp<int64_t>(v, 0, static_cast<int64_t>(label.size()) - 1))];
-        }
-    }
-  }
-  train::BatchTensors t = train::toTensors(batch, torch::kCPU);
+  // What the model reads: the sequences with their evaluation labels.
+  std::vector<task::Sequence> read = b.sequences;
+  for (size_t i = 0; i < read.size() && !sampled.empty(); ++i)
+    task::evaluationLabels(sampled, tokenizer, problems[i]).apply(read[i].channels);
+  train::BatchTensors t = train::toTensors(task::makeBatch(read, tokenizer.vocabulary()), torch::kCPU);
   b.tokens = t.tokens;
   b.channels = t.channels;
   return b;

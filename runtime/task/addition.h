@@ -147,7 +147,6 @@ void randomizeChannels(const std::vector<plan::ChannelSampling>& samplings, Batc
 // emitted after the answer's length) keep the last label.
 struct ChannelLabels {
   std::vector<std::pair<plan::Channel, std::vector<int64_t>>> maps;
-  bool empty() const { return maps.empty(); }
   void apply(std::array<int64_t, plan::kChannelCount>& token) const;
   void apply(std::array<std::vector<int64_t>, plan::kChannelCount>& channels) const;
 };

@@ -101,6 +101,11 @@ std::vector<int64_t> sortedSample(int64_t n, int64_t range, std::mt19937_64& rng
   return {chosen.begin(), chosen.end()};
 }
 
+// The label of `value`; values past the map keep its last label.
+int64_t labelOf(const std::vector<int64_t>& label, int64_t value) {
+  return label[static_cast<size_t>(std::clamp<int64_t>(value, 0, static_cast<int64_t>(label.size()) - 1))];
+}
+
 std::invalid_argument doesNotFit(int64_t largest, int64_t range) {
   return std::invalid_argument("channel values 0.." + std::to_string(largest) + " do not fit the range 0.." +
                                std::to_string(range - 1));
@@ -146,14 +151,13 @@ ChannelLabels evaluationLabels(const std::vector<plan::ChannelSampling>& samplin
 void ChannelLabels::apply(std::array<int64_t, plan::kChannelCount>& token) const {
   for (const auto& [channel, label] : maps) {
     int64_t& v = token[static_cast<size_t>(channel)];
-    v = label[static_cast<size_t>(std::clamp<int64_t>(v, 0, static_cast<int64_t>(label.size()) - 1))];
+    v = labelOf(label, v);
   }
 }
 
 void ChannelLabels::apply(std::array<std::vector<int64_t>, plan::kChannelCount>& channels) const {
   for (const auto& [channel, label] : maps)
-    for (int64_t& v : channels[static_cast<size_t>(channel)])
-      v = label[static_cast<size_t>(std::clamp<int64_t>(v, 0, static_cast<int64_t>(label.size()) - 1))];
+    for (int64_t& v : channels[static_cast<size_t>(channel)]) v = labelOf(label, v);
 }
 
 }  // namespace posc::task
