@@ -220,7 +220,8 @@ std::string dumpPlan(const ExperimentPlan& p) {
   }
   for (const ChannelSampling& c : a.sampled_channels) {
     any = true;
-    line(fmt::format("  randomise {} in training: each sequence's values relabelled by a sorted sample of 0..{}   [{}]",
+    line(fmt::format("  randomise {}: each sequence's values relabelled by a sorted sample of 0..{} (training and "
+                     "evaluation)   [{}]",
                      channelName(c.channel), c.range - 1, c.origin));
   }
   // Which pairs turn by what, head by head (merged when every head agrees).
