@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/sema/arguments.h"
 #include "compiler/sema/evaluate.h"
 #include "compiler/sema/formula.h"
 #include "compiler/sema/resources.h"
@@ -70,9 +71,16 @@ class Builder {
   // An error with "in component X used here" notes for each enclosing use.
   Diagnostic& error(SourceRange r, std::string msg) {
     Diagnostic& d = diags_.error(r, std::move(msg));
-    for (auto it = stack_.rbegin(); it != stack_.rend(); ++it)
-      d.notes.push_back({it->range, fmt::format("in component '{}' used here", it->component)});
+    d.notes = useSites();
     return d;
+  }
+
+  // Where the components being expanded were used, innermost first.
+  std::vector<DiagnosticNote> useSites() const {
+    std::vector<DiagnosticNote> notes;
+    for (auto it = stack_.rbegin(); it != stack_.rend(); ++it)
+      notes.push_back({it->range, fmt::format("in component '{}' used here", it->component)});
+    return notes;
   }
 
   // "rope > rotate @ decay.pos:12": the chain of components and the outermost
@@ -115,50 +123,27 @@ class Builder {
   // Binds call arguments to a list of typed parameters (primitives).
   bool bindPrimitive(const ast::Item& it, const std::vector<PrimitiveParam>& params, const Env& env,
                      std::map<std::string, Value>& out, std::map<std::string, Value> defaults) {
-    bool ok = true;
-    size_t position = 0;
-    std::set<std::string> seen;
-    for (const ast::Arg& a : it.args) {
-      std::string name;
-      if (a.name.text.empty()) {
-        if (position >= params.size()) {
-          error(a.range, fmt::format("'{}' takes at most {} arguments", it.name.text, params.size()));
-          return false;
-        }
-        name = params[position++].name;
-      } else {
-        name = a.name.text;
-        auto p = std::find_if(params.begin(), params.end(), [&](const PrimitiveParam& x) { return x.name == name; });
-        if (p == params.end()) {
-          Diagnostic& d = error(a.name.range, fmt::format("'{}' has no argument '{}'", it.name.text, name));
-          std::vector<std::string> names;
-          for (const PrimitiveParam& x : params) names.push_back(x.name);
-          suggest(d, name, names);
-          ok = false;
-          continue;
-        }
-      }
-      if (!seen.insert(name).second) {
-        error(a.range, fmt::format("argument '{}' is given twice", name));
+    CallShape shape;
+    shape.callee = fmt::format("'{}'", it.name.text);
+    shape.context = useSites();
+    for (const PrimitiveParam& p : params) shape.parameters.push_back({p.name, p.required, {}});
+    MatchedArguments matched = matchArguments(shape, it.args, it.range, diags_);
+    bool ok = matched.ok;
+    for (const PrimitiveParam& p : params) {  // what is not given: its default
+      Value converted;
+      if (!matched.has(p.name) && defaults.count(p.name) && convert(defaults[p.name], p.type, p.name, converted))
+        out[p.name] = converted;
+    }
+    for (const auto& [name, arg] : matched.inSourceOrder()) {
+      const std::string& given = name;
+      const PrimitiveParam& p = *std::find_if(params.begin(), params.end(), [&](const auto& x) { return x.name == given; });
+      auto v = evaluate(*arg->value, env, diags_);
+      Value converted;
+      if (!v || !convert(*v, p.type, fmt::format("'{}' of {}", p.name, it.name.text), converted)) {
         ok = false;
         continue;
       }
-      auto v = evaluate(*a.value, env, diags_);
-      if (!v) { ok = false; continue; }
-      const PrimitiveParam& p = *std::find_if(params.begin(), params.end(), [&](const PrimitiveParam& x) { return x.name == name; });
-      Value converted;
-      if (!convert(*v, p.type, fmt::format("'{}' of {}", name, it.name.text), converted)) { ok = false; continue; }
-      out[name] = converted;
-    }
-    for (const PrimitiveParam& p : params) {
-      if (out.count(p.name)) continue;
-      if (p.required) {
-        error(it.range, fmt::format("'{}' needs the argument '{}'", it.name.text, p.name));
-        ok = false;
-      } else if (defaults.count(p.name)) {
-        Value converted;
-        if (convert(defaults[p.name], p.type, p.name, converted)) out[p.name] = converted;
-      }
+      out[p.name] = converted;
     }
     return ok;
   }
@@ -570,62 +555,32 @@ class Builder {
     }
     const ast::Component& c = *found->second;
     Env args(&base_env_);
-    bool ok = true;
-    size_t position = 0;
-    std::set<std::string> given;
-    auto param_named = [&](const std::string& n) -> const ast::ComponentParam* {
-      for (const ast::ComponentParam& p : c.params)
-        if (p.name.text == n) return &p;
-      return nullptr;
+    CallShape shape;
+    shape.callee = fmt::format("component '{}'", c.name.text);
+    shape.noun = "parameter";
+    shape.declared = c.name.range;
+    shape.context = useSites();
+    for (const ast::ComponentParam& p : c.params)
+      shape.parameters.push_back({p.name.text, p.default_value == nullptr, p.range});
+    MatchedArguments matched = matchArguments(shape, it.args, it.range, diags_);
+    bool ok = matched.ok;
+    auto declared = [&](const std::string& name) -> const ast::ComponentParam& {
+      return *std::find_if(c.params.begin(), c.params.end(), [&](const auto& x) { return x.name.text == name; });
     };
-    for (const ast::Arg& a : it.args) {
-      const ast::ComponentParam* p = nullptr;
-      if (a.name.text.empty()) {
-        if (position >= c.params.size()) {
-          Diagnostic& d = error(a.range, fmt::format("component '{}' takes {} argument{}", c.name.text, c.params.size(),
-                                                     c.params.size() == 1 ? "" : "s"));
-          d.notes.push_back({c.name.range, "declared here"});
-          ok = false;
-          continue;
-        }
-        p = &c.params[position++];
-      } else {
-        p = param_named(a.name.text);
-        if (p == nullptr) {
-          Diagnostic& d = error(a.name.range, fmt::format("component '{}' has no parameter '{}'", c.name.text, a.name.text));
-          std::vector<std::string> names;
-          for (const ast::ComponentParam& x : c.params) names.push_back(x.name.text);
-          suggest(d, a.name.text, names);
-          d.notes.push_back({c.name.range, "declared here"});
-          ok = false;
-          continue;
-        }
-      }
-      if (!given.insert(p->name.text).second) {
-        error(a.range, fmt::format("argument '{}' is given twice", p->name.text));
-        ok = false;
-        continue;
-      }
-      auto v = evaluate(*a.value, env, diags_);
+    for (const auto& [name, arg] : matched.inSourceOrder()) {
+      const ast::ComponentParam& p = declared(name);
+      auto v = evaluate(*arg->value, env, diags_);
       Value converted;
-      if (!v || !convert(*v, p->type.text, fmt::format("argument '{}' of {}", p->name.text, c.name.text), converted)) {
+      if (!v || !convert(*v, p.type.text, fmt::format("argument '{}' of {}", p.name.text, c.name.text), converted)) {
         ok = false;
         continue;
       }
-      args.bind(p->name.text, converted);
+      args.bind(p.name.text, converted);
     }
     // Defaults, in declaration order, may use earlier parameters.
     stack_.push_back({c.name.text, it.range});
     for (const ast::ComponentParam& p : c.params) {
-      if (given.count(p.name.text)) continue;
-      if (!p.default_value) {
-        stack_.pop_back();
-        Diagnostic& d = error(it.range, fmt::format("component '{}' needs the argument '{}'", c.name.text, p.name.text));
-        d.notes.push_back({p.range, "declared here"});
-        stack_.push_back({c.name.text, it.range});
-        ok = false;
-        continue;
-      }
+      if (matched.has(p.name.text) || !p.default_value) continue;
       auto v = evaluate(*p.default_value, args, diags_);
       Value converted;
       if (!v || !convert(*v, p.type.text, fmt::format("default of '{}'", p.name.text), converted)) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/sema/arguments.h"
 #include "compiler/sema/evaluate.h"
 
 namespace posc::sema {
@@ -84,38 +85,25 @@ struct ProbeBuilder {
   bool ok = true;
 
   bool collect() {
-    std::vector<std::string> names;
-    for (const Argument& a : info.args) names.push_back(a.name);
-    for (const ast::Arg& arg : item.args) {
-      if (arg.name.text.empty()) {
-        Diagnostic& d = diags.error(arg.range, fmt::format("probe arguments are written 'name = value'"));
-        std::string list;
-        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-        d.hint = fmt::format("{} takes {}", item.name.text, list);
-        ok = false;
-        continue;
-      }
-      if (std::find(names.begin(), names.end(), arg.name.text) == names.end()) {
-        Diagnostic& d = diags.error(arg.name.range, fmt::format("probe '{}' has no argument '{}'", item.name.text, arg.name.text));
-        suggest(d, arg.name.text, names);
-        std::string list;
-        for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-        d.hint = fmt::format("{} takes {}", item.name.text, list);
-        ok = false;
-        continue;
-      }
-      if (values.count(arg.name.text)) {
-        diags.error(arg.name.range, fmt::format("argument '{}' is given twice", arg.name.text));
-        ok = false;
-        continue;
-      }
+    CallShape shape;
+    shape.callee = fmt::format("probe '{}'", item.name.text);
+    shape.positional = false;
+    std::string list;
+    for (const Argument& a : info.args) {
+      shape.parameters.push_back({a.name, false, {}});
+      list += (list.empty() ? "" : ", ") + a.name;
+    }
+    shape.usage = fmt::format("{} takes {}", item.name.text, list);
+    MatchedArguments matched = matchArguments(shape, item.args, item.range, diags);
+    ok = matched.ok;
+    for (const auto& [name, arg] : matched.inSourceOrder()) {
       Env env;
-      auto v = evaluate(*arg.value, env, diags);
+      auto v = evaluate(*arg->value, env, diags);
       if (!v) {
         ok = false;
         continue;
       }
-      values[arg.name.text] = *v;
+      values[name] = *v;
     }
     return ok;
   }

@@ -11,35 +11,13 @@
 namespace posc::repl {
 
 bool Args::bind() {
-  size_t next = 0;
-  bool named_seen = false;
-  for (const ast::Arg& a : args_) {
-    if (a.name.text.empty()) {
-      if (named_seen) return error(a.range, "positional arguments go before named ones");
-      if (next >= signature_.args.size())
-        return error(a.range, fmt::format("{} takes at most {} positional argument{}", signature_.name,
-                                          signature_.args.size(), signature_.args.size() == 1 ? "" : "s"),
-                     "usage: " + signature_.usage);
-      values_[signature_.args[next++].name] = &a;
-      continue;
-    }
-    named_seen = true;
-    const ArgSpec* spec = find(a.name.text);
-    if (!spec) {
-      Diagnostic& d = diags_.error(a.name.range, fmt::format("{} has no argument '{}'", signature_.name, a.name.text));
-      std::vector<std::string> names;
-      for (const ArgSpec& s : signature_.args) names.push_back(s.name);
-      suggest(d, a.name.text, names);
-      d.hint = "usage: " + signature_.usage;
-      return false;
-    }
-    if (values_.count(spec->name)) return error(a.range, fmt::format("'{}' is given twice", spec->name));
-    values_[spec->name] = &a;
-  }
-  for (const ArgSpec& s : signature_.args)
-    if (s.required && !values_.count(s.name))
-      return error(range_, fmt::format("{} needs {}", signature_.name, s.name), "usage: " + signature_.usage);
-  return true;
+  sema::CallShape shape;
+  shape.callee = signature_.name;
+  for (const ArgSpec& s : signature_.args) shape.parameters.push_back({s.name, s.required, {}});
+  shape.usage = "usage: " + signature_.usage;
+  sema::MatchedArguments matched = sema::matchArguments(shape, args_, range_, diags_);
+  values_ = std::move(matched.given);
+  return matched.ok;
 }
 
 
@@ -145,10 +123,5 @@ std::optional<std::vector<double>> Args::numbers(const std::string& name, std::v
   return out;
 }
 
-const ArgSpec* Args::find(const std::string& name) const {
-  for (const ArgSpec& s : signature_.args)
-    if (s.name == name) return &s;
-  return nullptr;
-}
 
 }  // namespace posc::repl

@@ -1,8 +1,8 @@
 // Binding the arguments of a REPL command or an analysis call to what the
-// command expects: positional arguments in order, then named ones, each
-// checked for its kind (a kernel, a range of distances, a number, a list of
-// numbers, text, a name) with located errors and "did you mean" for
-// misspelt argument names.
+// command expects: the arguments are matched to the command's parameters as
+// every call of the language matches them (compiler/sema/arguments.h), then
+// each is checked for its kind (a kernel, a range of distances, a number, a
+// list of numbers, text, a name) with located errors.
 #pragma once
 
 #include <cmath>
@@ -14,6 +14,7 @@
 
 #include "compiler/ast/ast.h"
 #include "compiler/diag/diagnostics.h"
+#include "compiler/sema/arguments.h"
 #include "tools/posc/repl/lower.h"
 
 namespace posc::repl {
@@ -64,8 +65,6 @@ class Args {
   bool error(SourceRange r, std::string message, std::string hint = {});
 
  private:
-  const ArgSpec* find(const std::string& name) const;
-
   const Signature& signature_;
   const std::vector<ast::Arg>& args_;
   SourceRange range_;
