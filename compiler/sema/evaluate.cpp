@@ -3,11 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
-#include <functional>
-#include <set>
 
 #include "compiler/expr/ops.h"
+#include "compiler/sema/expression.h"
 
 namespace posc::sema {
 
@@ -44,330 +45,348 @@ std::vector<double> alibiSlopes(int n) {
 namespace {
 
 using Kind = Value::Kind;
+using expr::Op;
 
-struct Evaluator {
-  const Env& env;
-  DiagnosticEngine& diags;
+// Settings, component arguments and defaults as a context of the one binder
+// (expression.h): a node is a typed Value. Operations of the table apply to
+// numbers, and elementwise to a list of numbers with numbers
+// (`0.5 * linspace(1, 0.1)`); comparisons and `!`, `&&`, `||` give booleans,
+// which stay a type of their own; a condition picks its branch while
+// binding. Names are the environment's values, pi, true, false, none, and
+// otherwise symbols (`gelu`, `column`), which the consumer checks against
+// the words it accepts. Calls outside the table are the built-ins of
+// evaluate.h; min and max also take lists and any number of arguments.
+class SettingContext final : public ExpressionContext {
+ public:
+  SettingContext(const Env& env, DiagnosticEngine& diags) : env_(env), diags_(diags) {}
 
-  std::optional<Value> fail(SourceRange r, std::string msg) {
-    diags.error(r, std::move(msg));
+  const Value& value(ExprNode n) const { return values_[static_cast<size_t>(n)]; }
+
+  std::string what() const override { return "setting"; }
+
+  ExprNode constant(double v, SourceRange at) override { return push(Value::makeNumber(v, at)); }
+
+  std::optional<ExprNode> operation(SourceRange at, Op op, ExprNode a, ExprNode b, ExprNode c) override {
+    const Value& x = value(a);
+    const char* spelling = expr::info(op).symbol ? expr::info(op).symbol : expr::info(op).function;
+    if (op == Op::Select) {
+      if (x.kind != Kind::Bool) return fail(x.range, fmt::format("a condition must be a boolean, not {}", x.describe()));
+      return push(value(x.boolean ? b : c));  // not reached when binding `c ? a : b`: knownCondition
+    }
+    if (op == Op::Not) {
+      if (x.kind != Kind::Bool) return fail(at, fmt::format("'!' needs a boolean, not {}", x.describe()));
+      return push(Value::makeBool(!x.boolean, at));
+    }
+    if (op == Op::And || op == Op::Or) {
+      const Value& y = value(b);
+      if (x.kind != Kind::Bool || y.kind != Kind::Bool) return fail(at, fmt::format("'{}' needs booleans", spelling));
+      return push(Value::makeBool(op == Op::And ? x.boolean && y.boolean : x.boolean || y.boolean, at));
+    }
+    if (expr::givesTruth(op)) {  // comparisons
+      const Value& y = value(b);
+      if ((op == Op::Eq || op == Op::Ne) && x.kind == Kind::Symbol && y.kind == Kind::Symbol)
+        return push(Value::makeBool((x.text == y.text) == (op == Op::Eq), at));
+      if (x.kind != Kind::Number || y.kind != Kind::Number)
+        return fail(at, fmt::format("'{}' compares numbers, not {} and {}", spelling, x.describe(), y.describe()));
+      return push(Value::makeBool(expr::fold(op, x.number, y.number) != 0, at));
+    }
+    if (op == Op::Div && value(b).kind == Kind::Number && value(b).number == 0) return fail(value(b).range, "division by zero");
+    return arithmetic(at, op, {a, b, c});
+  }
+
+  std::optional<ExprNode> name(const ast::Expr& e, Binder&) override {
+    const std::string& n = e.name.text;
+    if (const Value* v = env_.find(n)) {
+      // A bound value keeps the range where it was written (a component
+      // argument points at the use site), so errors land on the user's text.
+      Value copy = *v;
+      if (!copy.range.valid()) copy.range = e.range;
+      return push(std::move(copy));
+    }
+    if (n == "true" || n == "false") return push(Value::makeBool(n == "true", e.range));
+    if (n == "pi") return push(Value::makeNumber(M_PI, e.range));
+    if (n == "none") return push(Value::makeNone(e.range));
+    return push(Value::makeSymbol(n, e.range));
+  }
+
+  std::optional<ExprNode> member(const ast::Expr& e, Binder&) override {
+    return fail(e.range, "'q.' and 'k.' channels can only be read inside a score formula");
+  }
+
+  std::optional<ExprNode> index(const ast::Expr& e, Binder& binder) override {
+    auto base = binder.bind(*e.lhs);
+    auto idx = binder.bind(*e.rhs);
+    if (!base || !idx) return std::nullopt;
+    const Value& l = value(*base);
+    const Value& i = value(*idx);
+    if (l.kind != Kind::List && l.kind != Kind::Tuple)
+      return fail(e.lhs->range, fmt::format("only lists can be indexed, not {}", l.describe()));
+    if (!i.isInteger() || i.number < 0 || i.number >= static_cast<double>(l.elements.size()))
+      return fail(e.rhs->range, fmt::format("index {} is outside a list of {} values", i.render(), l.elements.size()));
+    return push(Value(l.elements[static_cast<size_t>(i.number)]));
+  }
+
+  Handled literal(const ast::Expr& e, Binder& binder) override {
+    if (e.kind == ast::Expr::Kind::String) return {true, push(Value::makeString(e.text, e.range))};
+    if (e.kind == ast::Expr::Kind::Range) {
+      auto lo = binder.bind(*e.lhs), hi = binder.bind(*e.rhs);
+      if (!lo || !hi) return {true, std::nullopt};
+      for (auto [end, node] : {std::pair{e.lhs.get(), *lo}, {e.rhs.get(), *hi}})
+        if (!value(node).isInteger())
+          return {true, fail(end->range, fmt::format("a range needs integer ends, not {}", value(node).describe()))};
+      return {true, push(rangeValue(value(*lo).number, value(*hi).number, e.range))};
+    }
+    Value v;  // a list or a tuple
+    v.kind = e.kind == ast::Expr::Kind::List ? Kind::List : Kind::Tuple;
+    v.range = e.range;
+    for (const ast::ExprPtr& x : e.elements) {
+      auto n = binder.bind(*x);
+      if (!n) return {true, std::nullopt};
+      v.elements.push_back(value(*n));
+    }
+    return {true, push(std::move(v))};
+  }
+
+  std::optional<bool> knownCondition(ExprNode c) const override {
+    if (value(c).kind != Kind::Bool) return std::nullopt;
+    return value(c).boolean;
+  }
+
+  Handled call(const ast::Expr& e, Binder& binder) override;
+
+  std::vector<std::string> extraFunctions() const override {
+    return {"linspace", "geomspace", "alibi_slopes", "uniform", "log_uniform", "fixed", "range"};
+  }
+
+ private:
+  const Env& env_;
+  DiagnosticEngine& diags_;
+  std::vector<Value> values_;
+
+  ExprNode push(Value v) {
+    values_.push_back(std::move(v));
+    return static_cast<ExprNode>(values_.size() - 1);
+  }
+  std::nullopt_t fail(SourceRange r, std::string message) {
+    diags_.error(r, std::move(message));
     return std::nullopt;
   }
-
-  std::optional<double> number(const ast::Expr& e, const char* what) {
-    auto v = eval(e);
-    if (!v) return std::nullopt;
-    if (v->kind != Kind::Number) {
-      diags.error(e.range, fmt::format("{} must be a number, not {}", what, v->describe()));
-      return std::nullopt;
-    }
-    return v->number;
-  }
-
-  std::optional<int> heads(SourceRange r) {
-    const Value* h = env.find("heads");
-    if (h == nullptr || h->kind != Kind::Number) {
-      diags.error(r, "the head count is only known inside an attention section; give the count explicitly");
-      return std::nullopt;
-    }
-    return static_cast<int>(h->number);
-  }
-
-  std::optional<Value> list(const std::vector<double>& xs, SourceRange r) {
+  static Value rangeValue(double lo, double hi, SourceRange r) {
     Value v;
-    v.kind = Kind::List;
+    v.kind = Kind::Range;
+    v.lo = static_cast<long long>(lo);
+    v.hi = static_cast<long long>(hi);
     v.range = r;
-    for (double x : xs) v.elements.push_back(Value::makeNumber(x, r));
     return v;
-  }
-
-  std::optional<Value> call(const ast::Expr& e) {
-    const std::string& f = e.name.text;
-    for (const ast::Arg& a : e.args)
-      if (!a.name.text.empty())
-        return fail(a.name.range, fmt::format("built-in function '{}' takes positional arguments only", f));
-    auto arity = [&](size_t lo, size_t hi) -> bool {
-      if (e.args.size() >= lo && e.args.size() <= hi) return true;
-      diags.error(e.range, lo == hi ? fmt::format("'{}' takes {} argument{}, {} given", f, lo, lo == 1 ? "" : "s", e.args.size())
-                                    : fmt::format("'{}' takes {} to {} arguments, {} given", f, lo, hi, e.args.size()));
-      return false;
-    };
-    auto arg = [&](size_t i, const char* what) { return number(*e.args[i].value, what); };
-
-    if (f == "linspace" || f == "geomspace") {
-      if (!arity(2, 3)) return std::nullopt;
-      auto a = arg(0, "the start"), b = arg(1, "the end");
-      // The count: the third argument, or the head count.
-      int count = 0;
-      if (e.args.size() == 3) {
-        std::optional<double> c = arg(2, "the count");
-        if (!c) return std::nullopt;
-        count = static_cast<int>(*c);
-      } else {
-        std::optional<int> h = heads(e.range);
-        if (!h) return std::nullopt;
-        count = *h;
-      }
-      if (!a || !b) return std::nullopt;
-      if (count < 1) return fail(e.range, fmt::format("'{}' needs a count of at least 1", f));
-      if (f == "geomspace" && (*a <= 0 || *b <= 0))
-        return fail(e.range, "'geomspace' needs positive end points");
-      std::vector<double> xs;
-      for (int i = 0; i < count; ++i) {
-        double t = count == 1 ? 0.0 : static_cast<double>(i) / (count - 1);
-        xs.push_back(f == "linspace" ? *a + (*b - *a) * t : *a * std::pow(*b / *a, t));
-      }
-      return list(xs, e.range);
-    }
-    if (f == "alibi_slopes") {
-      if (!arity(0, 1)) return std::nullopt;
-      std::optional<int> n;
-      if (e.args.empty()) n = heads(e.range);
-      else if (auto c = arg(0, "the head count")) n = static_cast<int>(*c);
-      if (!n) return std::nullopt;
-      return list(alibiSlopes(*n), e.range);
-    }
-    if (f == "uniform" || f == "log_uniform" || f == "fixed") {
-      if (f == "fixed" ? !arity(1, 1) : !arity(2, 3)) return std::nullopt;
-      Value v;
-      v.kind = Kind::Dist;
-      v.range = e.range;
-      auto a = arg(0, "the lower end");
-      if (!a) return std::nullopt;
-      v.dist.a = v.dist.b = *a;
-      v.dist.eval_value = *a;
-      if (f == "fixed") {
-        v.dist.kind = plan::Distribution::Kind::Fixed;
-        return v;
-      }
-      auto b = arg(1, "the upper end");
-      if (!b) return std::nullopt;
-      if (*b < *a) return fail(e.range, fmt::format("'{}' needs lower <= upper, got {:g} > {:g}", f, *a, *b));
-      if (f == "log_uniform" && *a <= 0) return fail(e.range, "'log_uniform' needs a positive lower end");
-      v.dist.kind = f == "uniform" ? plan::Distribution::Kind::Uniform : plan::Distribution::Kind::LogUniform;
-      v.dist.b = *b;
-      v.dist.eval_value = 1.0;
-      if (e.args.size() == 3) {
-        auto c = arg(2, "the evaluation value");
-        if (!c) return std::nullopt;
-        v.dist.eval_value = *c;
-      }
-      return v;
-    }
-    if (f == "range") {
-      if (!arity(2, 2)) return std::nullopt;
-      auto a = arg(0, "the start"), b = arg(1, "the end");
-      if (!a || !b) return std::nullopt;
-      Value v;
-      v.kind = Kind::Range;
-      v.lo = static_cast<long long>(*a);
-      v.hi = static_cast<long long>(*b);
-      v.range = e.range;
-      return v;
-    }
-    if (f == "min" || f == "max") {
-      if (e.args.empty()) return fail(e.range, fmt::format("'{}' needs at least one argument", f));
-      std::vector<double> xs;
-      for (const ast::Arg& a : e.args) {
-        auto v = eval(*a.value);
-        if (!v) return std::nullopt;
-        if (v->kind == Kind::Number) xs.push_back(v->number);
-        else if (v->kind == Kind::List && !v->elements.empty()) {
-          for (const Value& x : v->elements) {
-            if (x.kind != Kind::Number) return fail(a.value->range, fmt::format("'{}' needs numbers", f));
-            xs.push_back(x.number);
-          }
-        } else {
-          return fail(a.value->range, fmt::format("'{}' needs numbers or non-empty lists of numbers, not {}", f, v->describe()));
-        }
-      }
-      double r = xs[0];
-      for (double x : xs) r = f == "min" ? std::min(r, x) : std::max(r, x);
-      return Value::makeNumber(r, e.range);
-    }
-    // The expression language's numeric functions (compiler/expr/ops.def),
-    // on numbers; `where` needs a boolean condition: use c ? a : b.
-    if (expr::Op op; expr::findFunction(f.c_str(), op) && op != expr::Op::Select) {
-      const size_t n = static_cast<size_t>(expr::arity(op));
-      if (!arity(n, n)) return std::nullopt;
-      double x[3] = {0, 0, 0};
-      for (size_t i = 0; i < n; ++i) {
-        auto v = arg(i, "the argument");
-        if (!v) return std::nullopt;
-        x[i] = *v;
-      }
-      return finiteFrom(expr::fold(op, x[0], x[1], x[2]),
-                        std::isfinite(x[0]) && std::isfinite(x[1]) && std::isfinite(x[2]), e.range);
-    }
-    Diagnostic& d = diags.error(e.name.range, fmt::format("unknown function '{}'", f));
-    std::vector<std::string> names = {"linspace", "geomspace", "alibi_slopes", "uniform", "log_uniform",
-                                      "fixed", "range"};
-    for (const std::string& n : expr::functionNames())
-      if (n != "where") names.push_back(n);
-    suggest(d, f, names);
-    return std::nullopt;
-  }
-
-  std::optional<Value> eval(const ast::Expr& e) {
-    switch (e.kind) {
-      case ast::Expr::Kind::Number: return Value::makeNumber(e.number, e.range);
-      case ast::Expr::Kind::String: return Value::makeString(e.text, e.range);
-      case ast::Expr::Kind::Name: {
-        const std::string& n = e.name.text;
-        if (const Value* v = env.find(n)) {
-          // A bound value keeps the range where it was written (a component
-          // argument points at the use site), so errors land on the user's text.
-          Value copy = *v;
-          if (!copy.range.valid()) copy.range = e.range;
-          return copy;
-        }
-        if (n == "true" || n == "false") return Value::makeBool(n == "true", e.range);
-        if (n == "pi") return Value::makeNumber(M_PI, e.range);
-        if (n == "none") return Value::makeNone(e.range);
-        return Value::makeSymbol(n, e.range);
-      }
-      case ast::Expr::Kind::List:
-      case ast::Expr::Kind::Tuple: {
-        Value v;
-        v.kind = e.kind == ast::Expr::Kind::List ? Kind::List : Kind::Tuple;
-        v.range = e.range;
-        for (const ast::ExprPtr& x : e.elements) {
-          auto xv = eval(*x);
-          if (!xv) return std::nullopt;
-          v.elements.push_back(std::move(*xv));
-        }
-        return v;
-      }
-      case ast::Expr::Kind::Range: {
-        auto a = eval(*e.lhs), b = eval(*e.rhs);
-        if (!a || !b) return std::nullopt;
-        if (!a->isInteger()) return fail(e.lhs->range, fmt::format("a range needs integer ends, not {}", a->describe()));
-        if (!b->isInteger()) return fail(e.rhs->range, fmt::format("a range needs integer ends, not {}", b->describe()));
-        Value v;
-        v.kind = Kind::Range;
-        v.lo = static_cast<long long>(a->number);
-        v.hi = static_cast<long long>(b->number);
-        v.range = e.range;
-        return v;
-      }
-      case ast::Expr::Kind::Unary: {
-        auto a = eval(*e.lhs);
-        if (!a) return std::nullopt;
-        if (e.op == "!") {
-          if (a->kind != Kind::Bool) return fail(e.range, fmt::format("'!' needs a boolean, not {}", a->describe()));
-          return Value::makeBool(!a->boolean, e.range);
-        }
-        if (a->kind == Kind::List) {
-          for (Value& x : a->elements) {
-            if (x.kind != Kind::Number) return fail(e.range, "unary minus needs numbers");
-            if (e.op == "-") x.number = -x.number;
-          }
-          a->range = e.range;
-          return a;
-        }
-        if (a->kind != Kind::Number) return fail(e.range, fmt::format("'{}' needs a number, not {}", e.op, a->describe()));
-        return Value::makeNumber(e.op == "-" ? -a->number : a->number, e.range);
-      }
-      case ast::Expr::Kind::Binary: return binary(e);
-      case ast::Expr::Kind::Conditional: {
-        auto c = eval(*e.elements[0]);
-        if (!c) return std::nullopt;
-        if (c->kind != Kind::Bool) return fail(e.elements[0]->range, fmt::format("a condition must be a boolean, not {}", c->describe()));
-        return eval(*e.elements[c->boolean ? 1 : 2]);
-      }
-      case ast::Expr::Kind::Call: return call(e);
-      case ast::Expr::Kind::Index: {
-        auto base = eval(*e.lhs);
-        auto idx = eval(*e.rhs);
-        if (!base || !idx) return std::nullopt;
-        if (base->kind != Kind::List && base->kind != Kind::Tuple)
-          return fail(e.lhs->range, fmt::format("only lists can be indexed, not {}", base->describe()));
-        if (!idx->isInteger() || idx->number < 0 || idx->number >= static_cast<double>(base->elements.size()))
-          return fail(e.rhs->range, fmt::format("index {} is outside a list of {} values", idx->render(), base->elements.size()));
-        return base->elements[static_cast<size_t>(idx->number)];
-      }
-      case ast::Expr::Kind::Member:
-        return fail(e.range, "'q.' and 'k.' channels can only be read inside a score formula");
-    }
-    return std::nullopt;
   }
 
   // A number computed from finite operands must be finite: NaN or an
   // infinity in a setting (log(-1), 10^400) is an error at the operation.
-  std::optional<Value> finite(double v, double x, double y, SourceRange r) {
-    return finiteFrom(v, std::isfinite(x) && std::isfinite(y), r);
-  }
-  std::optional<Value> finiteFrom(double v, bool operands_finite, SourceRange r) {
-    if (std::isfinite(v) || !operands_finite) return Value::makeNumber(v, r);
-    Diagnostic& d = diags.error(r, fmt::format("this expression is {}",
-                                               std::isnan(v) ? "NaN" : v > 0 ? "infinite" : "-infinite"));
+  bool finite(double v, const double* operands, size_t n, SourceRange at) {
+    if (std::isfinite(v)) return true;
+    for (size_t i = 0; i < n; ++i)
+      if (!std::isfinite(operands[i])) return true;
+    Diagnostic& d = diags_.error(at, fmt::format("this expression is {}", std::isnan(v) ? "NaN" : v > 0 ? "infinite" : "-infinite"));
     d.hint = "check the operands' signs and magnitudes";
+    return false;
+  }
+
+  // An arithmetic operation or numeric function of the table: on numbers,
+  // or elementwise on one list of numbers with numbers.
+  std::optional<ExprNode> arithmetic(SourceRange at, Op op, std::array<ExprNode, 3> nodes) {
+    const size_t n = static_cast<size_t>(expr::arity(op));
+    const Value* list = nullptr;
+    for (size_t i = 0; i < n; ++i) {
+      const Value& v = value(nodes[i]);
+      if (v.kind == Kind::Number) continue;
+      if (v.kind == Kind::List && list == nullptr && std::all_of(v.elements.begin(), v.elements.end(),
+                                                                  [](const Value& x) { return x.kind == Kind::Number; })) {
+        list = &v;
+        continue;
+      }
+      return cannot(at, op, nodes);
+    }
+    auto apply = [&](double element, SourceRange r) -> std::optional<Value> {
+      double x[3] = {0, 0, 0};
+      for (size_t i = 0; i < n; ++i) x[i] = value(nodes[i]).kind == Kind::List ? element : value(nodes[i]).number;
+      double v = expr::fold(op, x[0], x[1], x[2]);
+      if (!finite(v, x, n, at)) return std::nullopt;
+      return Value::makeNumber(v, r);
+    };
+    if (list == nullptr) {
+      auto v = apply(0, at);
+      if (!v) return std::nullopt;
+      return push(std::move(*v));
+    }
+    Value out = *list;
+    out.range = at;
+    for (Value& element : out.elements) {
+      auto v = apply(element.number, at);
+      if (!v) return std::nullopt;
+      element = std::move(*v);
+    }
+    return push(std::move(out));
+  }
+
+  std::nullopt_t cannot(SourceRange at, Op op, const std::array<ExprNode, 3>& nodes) {
+    const expr::OpInfo& info = expr::info(op);
+    if (info.arity == 1 && info.symbol)
+      return fail(at, fmt::format("'{}' needs a number, not {}", info.symbol, value(nodes[0]).describe()));
+    if (info.arity == 2 && info.symbol)
+      return fail(at, fmt::format("'{}' cannot combine {} and {}", info.symbol, value(nodes[0]).describe(),
+                                  value(nodes[1]).describe()));
+    for (int i = 0; i < info.arity; ++i)
+      if (value(nodes[static_cast<size_t>(i)]).kind != Kind::Number)
+        return fail(value(nodes[static_cast<size_t>(i)]).range,
+                    fmt::format("'{}' needs numbers, not {}", info.function, value(nodes[static_cast<size_t>(i)]).describe()));
     return std::nullopt;
   }
 
-  std::optional<Value> binary(const ast::Expr& e) {
-    auto a = eval(*e.lhs);
-    auto b = eval(*e.rhs);
-    if (!a || !b) return std::nullopt;
-    const std::string& op = e.op;
-    if (op == "&&" || op == "||") {
-      if (a->kind != Kind::Bool || b->kind != Kind::Bool)
-        return fail(e.range, fmt::format("'{}' needs booleans", op));
-      return Value::makeBool(op == "&&" ? a->boolean && b->boolean : a->boolean || b->boolean, e.range);
-    }
-    if ((op == "==" || op == "!=") && a->kind == Kind::Symbol && b->kind == Kind::Symbol)
-      return Value::makeBool((a->text == b->text) == (op == "=="), e.range);
-    // Numbers, and lists of numbers elementwise with a number (`0.5 * slopes`).
-    // + - * / % ^ as the expression language defines them (ops.def).
-    std::function<std::optional<double>(double, double)> fn;
-    if (expr::Op o; expr::findSymbol(op.c_str(), 2, o) && !expr::givesTruth(o))
-      fn = [o](double x, double y) { return expr::fold(o, x, y); };
-    if (!fn) {
-      if (a->kind != Kind::Number || b->kind != Kind::Number)
-        return fail(e.range, fmt::format("'{}' compares numbers, not {} and {}", op, a->describe(), b->describe()));
-      double x = a->number, y = b->number;
-      bool r = op == "<" ? x < y : op == "<=" ? x <= y : op == ">" ? x > y : op == ">=" ? x >= y : op == "==" ? x == y : x != y;
-      return Value::makeBool(r, e.range);
-    }
-    if (op == "/" && b->kind == Kind::Number && b->number == 0) return fail(e.rhs->range, "division by zero");
-    bool reported = false;  // by finite(): no second error
-    auto apply = [&](const Value& x, const Value& y) -> std::optional<Value> {
-      if (x.kind == Kind::Number && y.kind == Kind::Number) {
-        auto v = finite(*fn(x.number, y.number), x.number, y.number, e.range);
-        reported = !v;
-        return v;
-      }
-      if (x.kind == Kind::List || y.kind == Kind::List) {
-        const Value& l = x.kind == Kind::List ? x : y;
-        const Value& s = x.kind == Kind::List ? y : x;
-        if (s.kind != Kind::Number) return std::nullopt;
-        Value out = l;
-        out.range = e.range;
-        for (Value& el : out.elements) {
-          if (el.kind != Kind::Number) return std::nullopt;
-          double v = x.kind == Kind::List ? *fn(el.number, s.number) : *fn(s.number, el.number);
-          if (!finite(v, el.number, s.number, e.range)) {
-            reported = true;
-            return std::nullopt;
-          }
-          el.number = v;
-        }
-        return out;
-      }
-      return std::nullopt;
-    };
-    auto r = apply(*a, *b);
-    if (!r && reported) return std::nullopt;
-    if (!r) return fail(e.range, fmt::format("'{}' cannot combine {} and {}", op, a->describe(), b->describe()));
-    return r;
+  // Built-ins' arguments.
+  std::optional<double> number(Binder& binder, const ast::Expr& e, const char* what) {
+    auto n = binder.bind(e);
+    if (!n) return std::nullopt;
+    if (value(*n).kind != Kind::Number)
+      return fail(e.range, fmt::format("{} must be a number, not {}", what, value(*n).describe()));
+    return value(*n).number;
   }
+  std::optional<int> heads(SourceRange r) {
+    const Value* h = env_.find("heads");
+    if (h == nullptr || h->kind != Kind::Number)
+      return fail(r, "the head count is only known inside an attention section; give the count explicitly");
+    return static_cast<int>(h->number);
+  }
+  ExprNode list(const std::vector<double>& xs, SourceRange r) {
+    Value v;
+    v.kind = Kind::List;
+    v.range = r;
+    for (double x : xs) v.elements.push_back(Value::makeNumber(x, r));
+    return push(std::move(v));
+  }
+  std::optional<ExprNode> spaced(const ast::Expr& e, Binder& binder);
+  std::optional<ExprNode> distribution(const ast::Expr& e, Binder& binder);
+  std::optional<ExprNode> extremum(const ast::Expr& e, Binder& binder);
 };
+
+ExpressionContext::Handled SettingContext::call(const ast::Expr& e, Binder& binder) {
+  const std::string& f = e.name.text;
+  const bool builtin = f == "min" || f == "max";
+  const std::vector<std::string> own = extraFunctions();
+  if (!builtin && std::find(own.begin(), own.end(), f) == own.end()) return {};  // the table's, or unknown
+  for (const ast::Arg& a : e.args)
+    if (!a.name.text.empty()) return {true, fail(a.name.range, fmt::format("'{}' takes positional arguments only", f))};
+  auto arity = [&](size_t lo, size_t hi) -> bool {
+    if (e.args.size() >= lo && e.args.size() <= hi) return true;
+    diags_.error(e.range, lo == hi ? fmt::format("'{}' takes {} argument{}, {} given", f, lo, lo == 1 ? "" : "s", e.args.size())
+                                   : fmt::format("'{}' takes {} to {} arguments, {} given", f, lo, hi, e.args.size()));
+    return false;
+  };
+  if (f == "linspace" || f == "geomspace") return {true, arity(2, 3) ? spaced(e, binder) : std::nullopt};
+  if (f == "uniform" || f == "log_uniform") return {true, arity(2, 3) ? distribution(e, binder) : std::nullopt};
+  if (f == "fixed") return {true, arity(1, 1) ? distribution(e, binder) : std::nullopt};
+  if (f == "min" || f == "max") return {true, extremum(e, binder)};
+  if (f == "alibi_slopes") {
+    if (!arity(0, 1)) return {true, std::nullopt};
+    std::optional<int> n;
+    if (e.args.empty()) n = heads(e.range);
+    else if (auto c = number(binder, *e.args[0].value, "the head count")) n = static_cast<int>(*c);
+    if (!n) return {true, std::nullopt};
+    return {true, list(alibiSlopes(*n), e.range)};
+  }
+  // range(a, b): the half-open range a..b
+  if (!arity(2, 2)) return {true, std::nullopt};
+  auto a = number(binder, *e.args[0].value, "the start"), b = number(binder, *e.args[1].value, "the end");
+  if (!a || !b) return {true, std::nullopt};
+  return {true, push(rangeValue(*a, *b, e.range))};
+}
+
+std::optional<ExprNode> SettingContext::spaced(const ast::Expr& e, Binder& binder) {
+  const std::string& f = e.name.text;
+  auto a = number(binder, *e.args[0].value, "the start"), b = number(binder, *e.args[1].value, "the end");
+  // The count: the third argument, or the head count.
+  int count = 0;
+  if (e.args.size() == 3) {
+    std::optional<double> c = number(binder, *e.args[2].value, "the count");
+    if (!c) return std::nullopt;
+    count = static_cast<int>(*c);
+  } else {
+    std::optional<int> h = heads(e.range);
+    if (!h) return std::nullopt;
+    count = *h;
+  }
+  if (!a || !b) return std::nullopt;
+  if (count < 1) return fail(e.range, fmt::format("'{}' needs a count of at least 1", f));
+  if (f == "geomspace" && (*a <= 0 || *b <= 0)) return fail(e.range, "'geomspace' needs positive end points");
+  std::vector<double> xs;
+  for (int i = 0; i < count; ++i) {
+    double t = count == 1 ? 0.0 : static_cast<double>(i) / (count - 1);
+    xs.push_back(f == "linspace" ? *a + (*b - *a) * t : *a * std::pow(*b / *a, t));
+  }
+  return list(xs, e.range);
+}
+
+std::optional<ExprNode> SettingContext::distribution(const ast::Expr& e, Binder& binder) {
+  const std::string& f = e.name.text;
+  Value v;
+  v.kind = Kind::Dist;
+  v.range = e.range;
+  auto a = number(binder, *e.args[0].value, "the lower end");
+  if (!a) return std::nullopt;
+  v.dist.a = v.dist.b = *a;
+  v.dist.eval_value = *a;
+  if (f == "fixed") {
+    v.dist.kind = plan::Distribution::Kind::Fixed;
+    return push(std::move(v));
+  }
+  auto b = number(binder, *e.args[1].value, "the upper end");
+  if (!b) return std::nullopt;
+  if (*b < *a) return fail(e.range, fmt::format("'{}' needs lower <= upper, got {:g} > {:g}", f, *a, *b));
+  if (f == "log_uniform" && *a <= 0) return fail(e.range, "'log_uniform' needs a positive lower end");
+  v.dist.kind = f == "uniform" ? plan::Distribution::Kind::Uniform : plan::Distribution::Kind::LogUniform;
+  v.dist.b = *b;
+  v.dist.eval_value = 1.0;
+  if (e.args.size() == 3) {
+    auto c = number(binder, *e.args[2].value, "the evaluation value");
+    if (!c) return std::nullopt;
+    v.dist.eval_value = *c;
+  }
+  return push(std::move(v));
+}
+
+// min and max of numbers and non-empty lists of numbers, any number of them
+// (NaN-propagating, as the table's min and max).
+std::optional<ExprNode> SettingContext::extremum(const ast::Expr& e, Binder& binder) {
+  const std::string& f = e.name.text;
+  if (e.args.empty()) return fail(e.range, fmt::format("'{}' needs at least one argument", f));
+  std::vector<double> xs;
+  for (const ast::Arg& a : e.args) {
+    auto n = binder.bind(*a.value);
+    if (!n) return std::nullopt;
+    const Value& v = value(*n);
+    if (v.kind == Kind::Number) {
+      xs.push_back(v.number);
+    } else if (v.kind == Kind::List && !v.elements.empty()) {
+      for (const Value& x : v.elements) {
+        if (x.kind != Kind::Number) return fail(a.value->range, fmt::format("'{}' needs numbers", f));
+        xs.push_back(x.number);
+      }
+    } else {
+      return fail(a.value->range, fmt::format("'{}' needs numbers or non-empty lists of numbers, not {}", f, v.describe()));
+    }
+  }
+  double r = xs[0];
+  for (double x : xs) r = f == "min" ? expr::minimum(r, x) : expr::maximum(r, x);
+  return push(Value::makeNumber(r, e.range));
+}
 
 }  // namespace
 
 std::optional<Value> evaluate(const ast::Expr& e, const Env& env, DiagnosticEngine& diags) {
-  Evaluator ev{env, diags};
-  return ev.eval(e);
+  SettingContext context(env, diags);
+  Binder binder(context, diags);
+  std::optional<ExprNode> node = binder.bind(e);
+  if (!node) return std::nullopt;
+  return context.value(*node);
 }
 
 }  // namespace posc::sema

@@ -1,9 +1,13 @@
 // Compile-time evaluation of expressions into Values.
 //
 // Used for settings (`layers = 6`), component arguments and defaults
-// (`rates = linspace(0.5, 0.05)`) and parameter initialisers. Score formulas
-// are not evaluated here: they are translated into plan::Formula by
-// sema/formula, because they depend on run-time tensors.
+// (`rates = linspace(0.5, 0.05)`) and parameter initialisers. It is the
+// settings context of the one binder (expression.h): the same operators,
+// functions, arity checks and messages as score formulas and kernels, with
+// typed values (lists, booleans, ranges, distributions) as its nodes. A
+// condition picks its branch while binding (`heads > 2 ? a : b` does not
+// bind the other branch); comparisons, `!`, `&&` and `||` give booleans,
+// which settings keep a type of their own.
 //
 // Built-in names: pi, true, false, none, all, and inside attention sections
 // heads (count), head_dim and head_pairs (head_dim / 2).
@@ -12,7 +16,8 @@
 // uniform(a, b[, eval]), log_uniform(a, b[, eval]), fixed(a), min and max
 // (of numbers and lists), range(a, b) (the half-open range a..b), and the
 // expression language's numeric functions and operators (abs, exp, floor,
-// clamp, ..., + - * / % ^: compiler/expr/ops.def), on numbers.
+// clamp, where, ..., + - * / % ^: compiler/expr/ops.def), on numbers and
+// elementwise on a list of numbers with numbers.
 #pragma once
 
 #include <map>

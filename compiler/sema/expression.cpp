@@ -15,7 +15,8 @@ std::optional<ExprNode> ExpressionContext::index(const ast::Expr& e, Binder& bin
   return std::nullopt;
 }
 
-ExpressionContext::Call ExpressionContext::call(const ast::Expr&, Binder&) { return {}; }
+ExpressionContext::Handled ExpressionContext::call(const ast::Expr&, Binder&) { return {}; }
+ExpressionContext::Handled ExpressionContext::literal(const ast::Expr&, Binder&) { return {}; }
 
 std::optional<ExprNode> Binder::bind(const ast::Expr& e) {
   using K = ast::Expr::Kind;
@@ -24,7 +25,7 @@ std::optional<ExprNode> Binder::bind(const ast::Expr& e) {
     return std::nullopt;
   };
   switch (e.kind) {
-    case K::Number: return context_.constant(e.number);
+    case K::Number: return context_.constant(e.number, e.range);
     case K::Name: return context_.name(e, *this);
     case K::Member: return context_.member(e, *this);
     case K::Index: return context_.index(e, *this);
@@ -52,15 +53,21 @@ std::optional<ExprNode> Binder::bind(const ast::Expr& e) {
     }
     case K::Conditional: {
       auto c = bind(*e.elements[0]);
+      if (!c) return std::nullopt;
+      if (std::optional<bool> known = context_.knownCondition(*c)) return bind(*e.elements[*known ? 1 : 2]);
       auto a = bind(*e.elements[1]);
       auto b = bind(*e.elements[2]);
       if (!c || !a || !b) return std::nullopt;
       return context_.operation(e.range, expr::Op::Select, *c, *a, *b);
     }
-    case K::String: return notANumber("a string");
-    case K::List: return notANumber("a list");
-    case K::Tuple: return notANumber("a tuple");
-    case K::Range: return notANumber("a range");
+    case K::String:
+    case K::List:
+    case K::Tuple:
+    case K::Range: {
+      ExpressionContext::Handled own = context_.literal(e, *this);
+      if (own.handled) return own.node;
+      return notANumber(e.kind == K::String ? "a string" : e.kind == K::List ? "a list" : e.kind == K::Tuple ? "a tuple" : "a range");
+    }
   }
   return notANumber("this expression");
 }
@@ -89,7 +96,7 @@ std::optional<std::vector<ExprNode>> Binder::arguments(const ast::Expr& e, size_
 }
 
 std::optional<ExprNode> Binder::call(const ast::Expr& e) {
-  ExpressionContext::Call own = context_.call(e, *this);
+  ExpressionContext::Handled own = context_.call(e, *this);
   if (own.handled) return own.node;
   const std::string& f = e.name.text;
   expr::Op op;

@@ -1,21 +1,20 @@
-// The one binder of numeric expressions.
+// The one binder of expressions.
 //
-// Score formulas (`s * exp(-rate[h] * abs(q.column - k.column))`) and kernels
+// Score formulas (`s * exp(-rate[h] * abs(q.column - k.column))`), kernels
 // of distance (`k(d) = 20*cos(2*pi*d/6)`, in `posc repl` and `analysis`
-// blocks) are the same language: numbers, the operators and functions of
-// the operation table (compiler/expr/ops.def), `c ? a : b`, names, and calls.
-// The Binder walks that syntax once for both: it finds each operator and
+// blocks), and settings, component arguments and defaults (`heads = 4`,
+// `rates = 0.5 * linspace(1, 0.1)`) are the same language: numbers, the
+// operators and functions of the operation table (compiler/expr/ops.def),
+// `c ? a : b`, names, calls, and in settings lists, ranges and text. The
+// Binder walks that syntax once for all of them: it finds each operator and
 // function in the table, checks arity and positional arguments, and reports
-// what is not a number (strings, lists, ranges) with one located message.
-// What differs between the two is only what a name, a member (`q.column`),
-// an index (`rate[h]`, `bias[h][i]`) or a call outside the table (a kernel
-// defined earlier, an analytic control) means, and what a node is; a
+// misuse with one located message. What differs between the contexts is what
+// a name, a member (`q.column`), an index (`rate[h]`, `bias[h][i]`), a call
+// outside the table (a kernel defined earlier, an analytic control,
+// `linspace`) or a literal that is not a number means, and what a node is (a
+// graph node of a formula or a kernel; a typed value of a setting); a
 // Context answers those. So an operation added to the table is available in
-// both at once, with the same spelling, arity and errors.
-//
-// Settings and component arguments are evaluated to typed values (lists,
-// booleans, ranges; compiler/sema/evaluate) and share the table's
-// spellings, arity and fold, not this binder.
+// every context at once, with the same spelling, arity and errors.
 #pragma once
 
 #include <optional>
@@ -40,11 +39,12 @@ class ExpressionContext {
   // The expression's kind in messages ("score formula", "kernel").
   virtual std::string what() const = 0;
 
-  // A constant node, and an operation of the table on earlier nodes (b and
-  // c are -1 where the operation takes fewer). `at` locates errors the
-  // context finds while folding (a constant that is NaN).
-  virtual ExprNode constant(double value) = 0;
-  virtual ExprNode operation(SourceRange at, expr::Op op, ExprNode a, ExprNode b, ExprNode c) = 0;
+  // A constant node written at `at`, and an operation of the table on
+  // earlier nodes (b and c are -1 where the operation takes fewer). `at`
+  // locates errors the context finds while folding (a constant that is NaN)
+  // or typing (a setting's `!` on a number); nullopt after reporting one.
+  virtual ExprNode constant(double value, SourceRange at) = 0;
+  virtual std::optional<ExprNode> operation(SourceRange at, expr::Op op, ExprNode a, ExprNode b, ExprNode c) = 0;
 
   // A name; nullopt after reporting an error.
   virtual std::optional<ExprNode> name(const ast::Expr& e, Binder& binder) = 0;
@@ -55,12 +55,22 @@ class ExpressionContext {
   // A call of a name the operation table does not have. `handled` false:
   // the name means nothing here either, and the binder reports an unknown
   // function with suggestions from extraFunctions().
-  struct Call {
+  struct Handled {
     bool handled = false;
     std::optional<ExprNode> node;
   };
-  virtual Call call(const ast::Expr& e, Binder& binder);
+  virtual Handled call(const ast::Expr& e, Binder& binder);
   virtual std::vector<std::string> extraFunctions() const { return {}; }
+
+  // A string, list, tuple or range. `handled` false: this kind of expression
+  // computes a number, and the binder says so.
+  virtual Handled literal(const ast::Expr& e, Binder& binder);
+
+  // The value of a condition the context knows while binding (a setting's
+  // boolean): the binder then binds only the branch it picks, as `c ? a : b`
+  // is read in settings. nullopt: both branches are bound and selected
+  // between by the operation `?` (score formulas and kernels).
+  virtual std::optional<bool> knownCondition(ExprNode) const { return std::nullopt; }
 };
 
 class Binder {

@@ -40,8 +40,10 @@ class FormulaContext final : public ExpressionContext {
   plan::Formula out;
 
   std::string what() const override { return "score formula"; }
-  ExprNode constant(double v) override { return constantNode(v); }
-  ExprNode operation(SourceRange at, Op o, ExprNode a, ExprNode b, ExprNode c) override { return op(at, o, a, b, c); }
+  ExprNode constant(double v, SourceRange) override { return constantNode(v); }
+  std::optional<ExprNode> operation(SourceRange at, Op o, ExprNode a, ExprNode b, ExprNode c) override {
+    return op(at, o, a, b, c);
+  }
   std::optional<ExprNode> member(const ast::Expr& e, Binder&) override { return channel(e); }
   std::optional<ExprNode> index(const ast::Expr& e, Binder& binder) override { return indexed(e, binder); }
   std::optional<ExprNode> name(const ast::Expr& e, Binder&) override { return named(e); }

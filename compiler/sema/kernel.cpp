@@ -22,8 +22,8 @@ class KernelContext final : public ExpressionContext {
   KernelProgram out;
 
   std::string what() const override { return "kernel"; }
-  ExprNode constant(double v) override { return out.constant(v); }
-  ExprNode operation(SourceRange, expr::Op op, ExprNode a, ExprNode b, ExprNode c) override {
+  ExprNode constant(double v, SourceRange) override { return out.constant(v); }
+  std::optional<ExprNode> operation(SourceRange, expr::Op op, ExprNode a, ExprNode b, ExprNode c) override {
     switch (expr::arity(op)) {
       case 1: return out.unary(op, a);
       case 2: return out.binary(op, a, b);
@@ -56,7 +56,7 @@ class KernelContext final : public ExpressionContext {
   // Kernels defined earlier (inlined), similarity(omega, d, s) and the
   // caller's functions of constant arguments; the table's functions are the
   // binder's.
-  Call call(const ast::Expr& e, Binder& binder) override {
+  Handled call(const ast::Expr& e, Binder& binder) override {
     const std::string& f = e.name.text;
     if (auto it = scope_.defs.find(f); it != scope_.defs.end()) {
       if (!it->second.isKernel()) return {true, fail(e.name.range, fmt::format("'{}' is a constant, not a kernel", f))};

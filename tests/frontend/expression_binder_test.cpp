@@ -1,7 +1,8 @@
-// The one binder of numeric expressions (compiler/sema/expression.h): score
-// formulas and kernels of distance read the same syntax through it, so the
-// same expression gets the same value and the same misuse the same located
-// message in both; only names, members and indexing differ by context.
+// The one binder of expressions (compiler/sema/expression.h): score
+// formulas, kernels of distance and settings read the same syntax through
+// it, so the same expression gets the same value and the same misuse the
+// same located message in each; only names, members, indexing, literals and
+// (in settings) booleans differ by context.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 
 #include "compiler/formula/formula.h"
 #include "compiler/parse/parser.h"
+#include "compiler/sema/evaluate.h"
 #include "compiler/sema/formula.h"
 #include "compiler/sema/kernel.h"
 
@@ -23,7 +25,10 @@ struct Bound {
   std::string errors;    // rendered diagnostics
 };
 
-Bound bind(const std::string& text, bool kernel) {
+enum class Context { Formula, Kernel, Setting };
+const char* whatOf(Context c) { return c == Context::Kernel ? "kernel" : c == Context::Formula ? "score formula" : "setting"; }
+
+Bound bind(const std::string& text, Context context) {
   SourceManager sources;
   DiagnosticEngine diags(sources);
   const int32_t id = sources.add("<expr>", text);
@@ -33,23 +38,29 @@ Bound bind(const std::string& text, bool kernel) {
     out.errors = diags.render(false);
     return out;
   }
-  if (kernel) {
+  if (context == Context::Kernel) {
     sema::KernelDefinitions defs;
     sema::ConstantFunctions functions;
     auto v = sema::bindConstant(*e, {defs, functions}, diags);
     out.ok = v.has_value();
     if (v) out.value = *v;
-  } else {
+  } else if (context == Context::Formula) {
     sema::Env env;
     std::map<std::string, int> params;
     plan::AttentionPlan attention;
     auto f = sema::compileFormula(*e, {env, params, attention}, diags);
     out.ok = f && f->nodes.size() == 1;
     if (out.ok) out.value = f->nodes[0].value;
+  } else {
+    sema::Env env;
+    auto v = sema::evaluate(*e, env, diags);
+    out.ok = v && v->kind == sema::Value::Kind::Number;
+    if (out.ok) out.value = v->number;
   }
   out.errors = diags.render(false);
   return out;
 }
+Bound bind(const std::string& text, bool kernel) { return bind(text, kernel ? Context::Kernel : Context::Formula); }
 
 }  // namespace
 
@@ -63,9 +74,12 @@ TEST(ExpressionBinder, ConstantsBindToTheSameValueInBothContexts) {
       {"(2 && 0) + (2 || 0) + !0", 2},
   };
   for (const auto& [text, want] : cases) {
-    for (bool kernel : {false, true}) {
-      Bound b = bind(text, kernel);
-      ASSERT_TRUE(b.ok) << text << (kernel ? " (kernel)\n" : " (score formula)\n") << b.errors;
+    for (Context context : {Context::Formula, Context::Kernel, Context::Setting}) {
+      // Settings keep booleans a type of their own: 2 && 0 is an error there
+      // (SettingsKeepBooleansATypeOfTheirOwn).
+      if (context == Context::Setting && text.find("&&") != std::string::npos) continue;
+      Bound b = bind(text, context);
+      ASSERT_TRUE(b.ok) << text << " (" << whatOf(context) << ")\n" << b.errors;
       EXPECT_EQ(b.value, want) << text;
     }
   }
@@ -84,9 +98,11 @@ TEST(ExpressionBinder, TheSameMisuseGetsTheSameMessageInBothContexts) {
       {"flor(2.5)", "unknown function 'flor' in a {}"},
   };
   for (const Case& c : cases) {
-    for (bool kernel : {false, true}) {
-      const std::string what = kernel ? "kernel" : "score formula";
-      Bound b = bind(c.text, kernel);
+    for (Context context : {Context::Formula, Context::Kernel, Context::Setting}) {
+      // A setting's literals are values of their own (SettingsKeepBooleansATypeOfTheirOwn).
+      if (context == Context::Setting && c.message.find("is not allowed here") != std::string::npos) continue;
+      const std::string what = whatOf(context);
+      Bound b = bind(c.text, context);
       EXPECT_FALSE(b.ok) << c.text;
       std::string want = c.message;
       if (auto at = want.find("{}"); at != std::string::npos) want.replace(at, 2, what);
@@ -97,6 +113,34 @@ TEST(ExpressionBinder, TheSameMisuseGetsTheSameMessageInBothContexts) {
   // Suggestions come from the table in both.
   EXPECT_NE(bind("flor(2.5)", true).errors.find("did you mean 'floor'?"), std::string::npos);
   EXPECT_NE(bind("flor(2.5)", false).errors.find("did you mean 'floor'?"), std::string::npos);
+  EXPECT_NE(bind("flor(2.5)", Context::Setting).errors.find("did you mean 'floor'?"), std::string::npos);
+  // A setting's own functions join the suggestions there.
+  EXPECT_NE(bind("linspce(1, 2, 3)", Context::Setting).errors.find("did you mean 'linspace'?"), std::string::npos);
+}
+
+TEST(ExpressionBinder, SettingsKeepBooleansATypeOfTheirOwn) {
+  // Truth is a boolean in settings, so the other contexts' 1 and 0 are errors.
+  EXPECT_NE(bind("2 && 3", Context::Setting).errors.find("<expr>:1:1: error: '&&' needs booleans"), std::string::npos);
+  EXPECT_NE(bind("!1", Context::Setting).errors.find("'!' needs a boolean, not the number 1"), std::string::npos);
+  EXPECT_NE(bind("(1 < 2) + 1", Context::Setting).errors.find("'+' cannot combine"), std::string::npos);
+  EXPECT_EQ(bind("2 && 3", Context::Kernel).value, 1);
+  // A condition picks its branch while binding: the other is not bound.
+  EXPECT_EQ(bind("2 > 1 ? 4 : log(-1)", Context::Setting).value, 4);
+  EXPECT_EQ(bind("where(2 > 1, 4, 5)", Context::Setting).value, 4);
+  EXPECT_NE(bind("where(1, 4, 5)", Context::Setting).errors.find("a condition must be a boolean, not the number 1"),
+            std::string::npos);
+  // The table's operations apply elementwise to a list with numbers.
+  SourceManager sources;
+  DiagnosticEngine diags(sources);
+  ast::ExprPtr e = parse::parseExpression(sources.add("<expr>", "clamp(floor(0.5 * [3, 9]), 2, 4) * 2"), sources, diags);
+  ASSERT_TRUE(e);
+  sema::Env env;
+  auto v = sema::evaluate(*e, env, diags);
+  ASSERT_TRUE(v) << diags.render(false);
+  EXPECT_EQ(v->render(), "[4, 8]");
+  // NaN and infinities computed from finite settings are located errors.
+  EXPECT_NE(bind("1 + log(-1)", Context::Setting).errors.find("<expr>:1:5: error: this expression is NaN"),
+            std::string::npos);
 }
 
 TEST(ExpressionBinder, ContextsDecideWhatNamesAndMembersMean) {

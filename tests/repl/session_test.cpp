@@ -60,6 +60,13 @@ TEST(ReplSession, ErrorsAreLocatedWithACaretAndLeaveTheSessionIntact) {
   EXPECT_NE(cmd.errors.find("did you mean 'sweep'?"), std::string::npos) << cmd.errors;
   Reply arg = s.submit(":aliases k, 0..10, fracton = 0.5");
   EXPECT_NE(arg.errors.find("did you mean 'fraction'?"), std::string::npos) << arg.errors;
+  // Commands match their arguments as every call of the language does
+  // (compiler/sema/arguments.h): each problem of the line is reported.
+  Reply twice = s.submit(":aliases k, 0..10, top = 2, top = 3, fracton = 0.5");
+  EXPECT_NE(twice.errors.find("<input>:1:29: error: argument 'top' is given twice"), std::string::npos) << twice.errors;
+  EXPECT_NE(twice.errors.find("<input>:1:38: error: :aliases has no argument 'fracton'"), std::string::npos)
+      << twice.errors;
+  EXPECT_NE(twice.errors.find("2 errors generated."), std::string::npos) << twice.errors;
   Reply range = s.submit(":table k, 10..0");
   EXPECT_NE(range.errors.find("the range 10..0 is empty"), std::string::npos) << range.errors;
   // A NaN or infinite end (found by the REPL fuzzer: 2 % 0 is NaN, and
