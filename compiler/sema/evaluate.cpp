@@ -147,6 +147,11 @@ class SettingContext final : public ExpressionContext {
     return {true, push(std::move(v))};
   }
 
+  std::optional<double> constantOf(ExprNode n) const override {
+    if (value(n).kind != Kind::Number) return std::nullopt;
+    return value(n).number;
+  }
+
   std::optional<bool> knownCondition(ExprNode c) const override {
     if (value(c).kind != Kind::Bool) return std::nullopt;
     return value(c).boolean;

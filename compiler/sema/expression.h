@@ -19,6 +19,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/ast/ast.h"
@@ -71,7 +72,21 @@ class ExpressionContext {
   // is read in settings. nullopt: both branches are bound and selected
   // between by the operation `?` (score formulas and kernels).
   virtual std::optional<bool> knownCondition(ExprNode) const { return std::nullopt; }
+
+  // The number a node is when it is known while binding (a constant), else
+  // nullopt: the ends of a sum's range must be.
+  virtual std::optional<double> constantOf(ExprNode node) const = 0;
 };
+
+// Sums are the binder's own, so every context has them:
+//   sum(i, lo..hi, term)
+// is term with the name i bound to lo, lo + 1, ..., hi - 1 in turn, added
+// (0 when lo >= hi); lo and hi must be whole numbers known while binding (a
+// component's argument, head_pairs). The sum is unrolled into the context's
+// nodes, as written out by hand, so a formula with a sum compiles to the
+// same kernel as the written-out formula. Sinusoidal kernels (Sandwich's
+// inner products of sinusoidal embeddings) and small learned functions over
+// a table's entries (FIRE's MLP) are written with it.
 
 class Binder {
  public:
@@ -87,10 +102,18 @@ class Binder {
   DiagnosticEngine& diags() { return diags_; }
   ExpressionContext& context() { return context_; }
 
+  // The most operations the sums of one expression unroll into (terms times
+  // the operations in a term, nested sums included), so that no file can
+  // make the binder build an unbounded graph.
+  static constexpr double kMaxSumOperations = 1 << 20;
+
  private:
   std::optional<ExprNode> call(const ast::Expr& e);
+  std::optional<ExprNode> sum(const ast::Expr& e);
   ExpressionContext& context_;
   DiagnosticEngine& diags_;
+  std::vector<std::pair<std::string, double>> indices_;  // the sums' indices in scope, innermost last
+  double unrolled_ = 0;  // operations unrolled so far
 };
 
 }  // namespace posc::sema

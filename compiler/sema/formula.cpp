@@ -44,6 +44,10 @@ class FormulaContext final : public ExpressionContext {
   std::optional<ExprNode> operation(SourceRange at, Op o, ExprNode a, ExprNode b, ExprNode c) override {
     return op(at, o, a, b, c);
   }
+  std::optional<double> constantOf(ExprNode n) const override {
+    if (!isConst(n)) return std::nullopt;
+    return constValue(n);
+  }
   std::optional<ExprNode> member(const ast::Expr& e, Binder&) override { return channel(e); }
   std::optional<ExprNode> index(const ast::Expr& e, Binder& binder) override { return indexed(e, binder); }
   std::optional<ExprNode> name(const ast::Expr& e, Binder&) override { return named(e); }

@@ -23,6 +23,10 @@ class KernelContext final : public ExpressionContext {
 
   std::string what() const override { return "kernel"; }
   ExprNode constant(double v, SourceRange) override { return out.constant(v); }
+  std::optional<double> constantOf(ExprNode n) const override {
+    if (!out.isConstant(n)) return std::nullopt;
+    return out.value(n);
+  }
   std::optional<ExprNode> operation(SourceRange, expr::Op op, ExprNode a, ExprNode b, ExprNode c) override {
     switch (expr::arity(op)) {
       case 1: return out.unary(op, a);

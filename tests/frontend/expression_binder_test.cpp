@@ -118,6 +118,53 @@ TEST(ExpressionBinder, TheSameMisuseGetsTheSameMessageInBothContexts) {
   EXPECT_NE(bind("linspce(1, 2, 3)", Context::Setting).errors.find("did you mean 'linspace'?"), std::string::npos);
 }
 
+TEST(ExpressionBinder, SumsUnrollInEveryContext) {
+  const std::map<std::string, double> cases = {
+      {"sum(i, 0..4, i * i)", 0 + 1 + 4 + 9},
+      {"sum(i, 3..3, 1 / 0)", 0},                                // empty: the term is never bound
+      {"sum(i, 0..3, sum(j, 0..i + 1, j))", 0 + 1 + 3},          // nested, the inner range from the outer index
+      {"sum(i, 1..3, sum(i, 0..2, 10) + i)", 20 + 1 + 20 + 2},   // an inner index shadows an outer one
+      {"sum(pi, 0..2, pi) + pi", 1 + M_PI},                       // and a built-in name, inside the sum only
+      {"sum(i, -2..floor(2.5), cos(pi * i))", 1 - 1 + 1 - 1},
+  };
+  for (const auto& [text, want] : cases)
+    for (Context context : {Context::Formula, Context::Kernel, Context::Setting}) {
+      Bound b = bind(text, context);
+      ASSERT_TRUE(b.ok) << text << " (" << whatOf(context) << ")\n" << b.errors;
+      EXPECT_NEAR(b.value, want, 1e-12) << text << " (" << whatOf(context) << ")";
+    }
+  struct Case {
+    std::string text, message;
+  };
+  const std::vector<Case> misuse = {
+      {"sum(i, 0..4)", "<expr>:1:1: error: 'sum' takes 3 arguments, 2 given"},
+      {"sum(2, 0..4, 1)", "<expr>:1:5: error: a sum's first argument names its index"},
+      {"sum(i, 4, i)", "<expr>:1:8: error: a sum runs over a range lo..hi"},
+      {"sum(i, 0..2.5, i)", "<expr>:1:11: error: the ends of a sum's range must be whole numbers known when the file is read"},
+      {"sum(i, 0..1e9, i)", "<expr>:1:8: error: this sum of 1e+09 terms unrolls into more operations than posc builds"},
+      {"sum(i, 0..2000, sum(j, 0..2000, i * j))", "error: this sum of 2000 terms unrolls into more operations"},
+      {"sum(i, 0..2, flor(i))", "unknown function 'flor'"},
+  };
+  for (const Case& c : misuse)
+    for (Context context : {Context::Formula, Context::Kernel, Context::Setting}) {
+      Bound b = bind(c.text, context);
+      EXPECT_FALSE(b.ok) << c.text;
+      EXPECT_NE(b.errors.find(c.message), std::string::npos) << c.text << " (" << whatOf(context) << ")\n" << b.errors;
+      EXPECT_EQ(b.errors.find("2 errors"), std::string::npos) << "an error in a term is reported once\n" << b.errors;
+    }
+  // A range end that is not known while binding: the distance of a kernel.
+  SourceManager sources;
+  DiagnosticEngine diags(sources);
+  ast::ExprPtr e = parse::parseExpression(sources.add("<expr>", "sum(i, 0..d, 1)"), sources, diags);
+  ASSERT_TRUE(e);
+  sema::KernelDefinitions defs;
+  sema::ConstantFunctions functions;
+  EXPECT_FALSE(sema::bindKernel(*e, "d", {defs, functions}, diags));
+  EXPECT_NE(diags.render(false).find("<expr>:1:11: error: the ends of a sum's range must be whole numbers"),
+            std::string::npos)
+      << diags.render(false);
+}
+
 TEST(ExpressionBinder, SettingsKeepBooleansATypeOfTheirOwn) {
   // Truth is a boolean in settings, so the other contexts' 1 and 0 are errors.
   EXPECT_NE(bind("2 && 3", Context::Setting).errors.find("<expr>:1:1: error: '&&' needs booleans"), std::string::npos);

@@ -36,7 +36,7 @@ Compiled compileAttention(const std::string& attention, const std::string& model
   driver::Compilation c;
   driver::CompileRequest r;
   r.path = "encodings_test.pos";
-  r.text = "import kerple\nimport rope\nimport absolute\nimport randomized\nexperiment e {\n  model { layers = 1  width = 32  heads = 2" +
+  r.text = "import kerple\nimport rope\nimport absolute\nimport randomized\nimport sandwich\nexperiment e {\n  model { layers = 1  width = 32  heads = 2" +
            model_extra + " }\n  attention {\n    " + attention + "\n  }\n}\n";
   Compiled out;
   if (c.compile(r)) out.plan = *c.plan;
@@ -97,6 +97,35 @@ TEST(Encodings, KerplePowerIsMinusR1DistanceToTheR2) {
   const double r1[] = {0.25, 1.0}, r2[] = {0.5, 1.75};
   auto p = compile("use kerple_power(r1 = [0.25, 1], r2 = [0.5, 1.75])");
   expectBias(p, [&](int h, double d) { return -r1[h] * std::pow(d, r2[h]); }, "kerple_power");
+}
+
+TEST(Encodings, SandwichIsTheInnerProductOfSinusoidalEmbeddings) {
+  // Chi et al. 2023, section 5: s + lambda p_m . p_n, with p Vaswani et al.'s
+  // sinusoidal embedding of dimension dim: entries sin(m w_i), cos(m w_i),
+  // w_i = 1 / 10000^(2i / dim). The product is formed here from the two
+  // embeddings (the key at 0, so p_n = (0, 1, 0, 1, ...)).
+  const double scale[] = {0.5, 2.0};
+  const int dim = 16;
+  auto embedding = [&](double m) {
+    std::vector<double> p;
+    for (int i = 0; i < dim / 2; ++i) {
+      const double w = 1.0 / std::pow(10000.0, 2.0 * i / dim);
+      p.push_back(std::sin(m * w));
+      p.push_back(std::cos(m * w));
+    }
+    return p;
+  };
+  const std::vector<double> at_zero = embedding(0);
+  auto p = compile("use sandwich(dim = 16, scale = [0.5, 2])");
+  expectBias(p, [&](int h, double d) {
+    const std::vector<double> pm = embedding(d);
+    double dot = 0;
+    for (size_t k = 0; k < pm.size(); ++k) dot += pm[k] * at_zero[k];
+    return scale[h] * dot;
+  }, "sandwich");
+  // An odd dimension has no sinusoidal embedding.
+  EXPECT_NE(compileAttention("use sandwich(dim = 15)").errors.find("Sandwich's embedding dimension is an even number"),
+            std::string::npos);
 }
 
 TEST(Encodings, KerpleArgumentsOutOfRangeAreRefused) {
