@@ -13,10 +13,11 @@
 # that trips it) or a failed test.
 #
 # Left out, each for a reason: the tests whose point is a training run's
-# accuracy or wall time within a bound (TrainEndToEnd.*, Resume.*, the probe
-# and report runs that train first: minutes each under the sanitizers, and
-# their code paths are the same steps the other tests take a few times);
-# BlasSanity.KernelsPoscChooses (it needs the posc program, not built here).
+# accuracy or wall time within a bound (TrainEndToEnd.*: minutes under the
+# sanitizers, and its code paths are the steps the other tests take a few
+# times);
+# BlasSanity.KernelsPoscChooses and the ONNX export checks (they run the posc
+# program, not built here).
 # Leak detection is off: LibTorch's global state (allocators, the dispatcher's
 # tables) is never freed and would be reported.
 set -euo pipefail
@@ -30,5 +31,5 @@ cmake --build "$build" --target "${targets[@]}"
 
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-slow='TrainEndToEnd\.|Resume\.|BlasSanity\.KernelsPoscChooses'
+slow='TrainEndToEnd\.|BlasSanity\.KernelsPoscChooses|HandsetOnnx\.'
 ctest --test-dir "$build" -j2 --output-on-failure -E "_NOT_BUILT|${slow}"
