@@ -36,7 +36,7 @@ Compiled compileAttention(const std::string& attention, const std::string& model
   driver::Compilation c;
   driver::CompileRequest r;
   r.path = "encodings_test.pos";
-  r.text = "import kerple\nimport rope\nimport absolute\nimport randomized\nimport sandwich\nexperiment e {\n  model { layers = 1  width = 32  heads = 2" +
+  r.text = "import kerple\nimport rope\nimport absolute\nimport randomized\nimport sandwich\nimport fire\nexperiment e {\n  model { layers = 1  width = 32  heads = 2" +
            model_extra + " }\n  attention {\n    " + attention + "\n  }\n}\n";
   Compiled out;
   if (c.compile(r)) out.plan = *c.plan;
@@ -50,18 +50,22 @@ plan::ExperimentPlan compile(const std::string& use) {
   return c.plan ? *c.plan : plan::ExperimentPlan{};
 }
 
-// Checks score <- s + bias(head, i - j) for every pair of an L-token
-// sequence whose position channel is 0..L-1, then the fused kernel's
-// probabilities against the tensor path's.
+// Checks score <- s + bias(head, i, j) for every pair of an L-token
+// sequence whose position channel is 0..L-1 (query i, key j <= i), then the
+// fused kernel's probabilities against the tensor path's.
 // `f32_tolerance`: relative, for float32 (1e-6 unless the formula's own
 // float32 rounding is larger).
-void expectBias(const plan::ExperimentPlan& p, const std::function<double(int, double)>& bias, const std::string& what,
-                double f32_tolerance = 1e-6) {
+void expectBiasAt(const plan::ExperimentPlan& p, const std::function<double(int, int64_t, int64_t)>& bias,
+                  const std::string& what, double f32_tolerance = 1e-6) {
   const int64_t L = 300, H = 2;
   auto ch = torch::zeros({plan::kChannelCount, 1, L}, torch::kLong);
   ch[0] = torch::arange(L).reshape({1, L});
   std::vector<torch::Tensor> params;
-  for (const plan::Param& prm : p.attention.params) params.push_back(torch::tensor(prm.init, torch::kDouble));
+  for (const plan::Param& prm : p.attention.params) {
+    torch::Tensor t = torch::tensor(prm.init, torch::kDouble);
+    if (prm.table()) t = prm.per_head ? t.reshape({H, prm.size}) : t.reshape({prm.size});
+    params.push_back(t);
+  }
   torch::manual_seed(5);
   for (auto dtype : {torch::kDouble, torch::kFloat}) {
     SCOPED_TRACE(what + (dtype == torch::kDouble ? " f64" : " f32"));
@@ -76,7 +80,7 @@ void expectBias(const plan::ExperimentPlan& p, const std::function<double(int, d
     for (int h = 0; h < H; ++h)
       for (int64_t i = 0; i < L; i += 7)
         for (int64_t j = 0; j <= i; ++j) {
-          const double want = raw[0][h][i][j] + bias(h, static_cast<double>(i - j));
+          const double want = raw[0][h][i][j] + bias(h, i, j);
           ASSERT_NEAR(got[0][h][i][j], want, tol * (1 + std::fabs(want))) << "head " << h << " i " << i << " j " << j;
         }
     if (!jit::available()) continue;
@@ -84,6 +88,12 @@ void expectBias(const plan::ExperimentPlan& p, const std::function<double(int, d
     auto fused = model::fusedAttentionWeights(s, ch, ch, p.attention, p.model.softmax, typed);
     EXPECT_TRUE(torch::allclose(fused.to(torch::kDouble), reference.to(torch::kDouble), tol, tol)) << "fused kernel";
   }
+}
+
+// The same for a bias of the distance i - j alone.
+void expectBias(const plan::ExperimentPlan& p, const std::function<double(int, double)>& bias, const std::string& what,
+                double f32_tolerance = 1e-6) {
+  expectBiasAt(p, [&](int h, int64_t i, int64_t j) { return bias(h, static_cast<double>(i - j)); }, what, f32_tolerance);
 }
 
 }  // namespace
@@ -129,6 +139,30 @@ TEST(Encodings, SandwichIsTheInnerProductOfSinusoidalEmbeddings) {
   // An odd dimension has no sinusoidal embedding.
   EXPECT_NE(compileAttention("use sandwich(dim = 15)").errors.find("Sandwich's embedding dimension is an even number"),
             std::string::npos);
+}
+
+TEST(Encodings, FireIsAnMlpOfTheProgressivelyNormalisedDistance) {
+  // Li et al. 2024, section 3: b(i, j) = f(psi(i - j) / psi(max(L, i))),
+  // psi(x) = log(c x + 1), f an MLP with one hidden ReLU layer; here with
+  // three hidden units of chosen weights (the same for both heads) and a
+  // threshold L = 40, so queries before and after it are both checked.
+  const double w1[] = {2.0, -1.5, 0.5}, b1[] = {-0.2, 0.9, 0.1}, w2[] = {1.25, -0.75, 3.0};
+  const double c = 0.7, L = 40;
+  auto p = compile("use fire(hidden = 3, c = 0.7, threshold = 40, w1 = [2, -1.5, 0.5], b1 = [-0.2, 0.9, 0.1], "
+                   "w2 = [1.25, -0.75, 3])");
+  expectBiasAt(p, [&](int, int64_t i, int64_t j) {
+    const auto psi = [&](double x) { return std::log(c * x + 1); };
+    const double x = psi(static_cast<double>(i - j)) / psi(std::max(L, static_cast<double>(i)));
+    double f = 0;
+    for (int u = 0; u < 3; ++u) f += w2[u] * std::max(0.0, w1[u] * x + b1[u]);
+    return f;
+  }, "fire");
+  // Its tables and numbers are learned per head: 2 numbers + 3 tables.
+  int tables = 0;
+  for (const plan::Param& prm : p.attention.params) tables += prm.table() ? 1 : 0;
+  EXPECT_EQ(tables, 3);
+  EXPECT_EQ(p.attention.params.size(), 5u);
+  EXPECT_NE(compileAttention("use fire(c = 0)").errors.find("FIRE needs c > 0"), std::string::npos);
 }
 
 TEST(Encodings, KerpleArgumentsOutOfRangeAreRefused) {
