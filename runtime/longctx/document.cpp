@@ -1,0 +1,482 @@
+// The long-context document generator (layout and tasks: document.h).
+#include "runtime/longctx/document.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "runtime/task/python_random.h"
+
+namespace posc::longctx {
+namespace {
+
+using task::PythonRandom;
+
+// What a statement says about its key: a value, or another key
+// (composition's first hop).
+struct Object {
+  std::optional<Key> key;
+  int value = 0;
+};
+
+std::vector<int32_t> keyTokens(const Key& k) {
+  return {token::kFirstKeyHalf + k.first, token::kSecondKeyHalf + k.second};
+}
+std::vector<int32_t> objectTokens(const Object& o) {
+  if (o.key) return keyTokens(*o.key);
+  return {token::kFirstValue + o.value};
+}
+
+// A run of body tokens laid out as one piece: a statement, or for order the
+// pair with the filler between them. Statement offsets are relative to it.
+struct Span {
+  std::vector<int32_t> tokens;
+  std::vector<Statement> statements;
+  int size() const { return static_cast<int>(tokens.size()); }
+};
+
+Span statementSpan(int templ, const Key& key, const Object& object, StatementRole role, bool correction) {
+  Span span;
+  auto& t = span.tokens;
+  if (correction) t.push_back(token::kCorrection);
+  auto key_tokens = keyTokens(key);
+  auto object_tokens = objectTokens(object);
+  int key_at = 0;
+  switch (templ) {
+    case 0:  // kx ky is v .
+      key_at = static_cast<int>(t.size()) + 1;
+      t.insert(t.end(), key_tokens.begin(), key_tokens.end());
+      t.push_back(token::kIs);
+      t.insert(t.end(), object_tokens.begin(), object_tokens.end());
+      t.push_back(token::kStop);
+      break;
+    case 1:  // set kx ky to v ;
+      t.push_back(token::kSet);
+      key_at = static_cast<int>(t.size()) + 1;
+      t.insert(t.end(), key_tokens.begin(), key_tokens.end());
+      t.push_back(token::kTo);
+      t.insert(t.end(), object_tokens.begin(), object_tokens.end());
+      t.push_back(token::kSemicolon);
+      break;
+    default:  // v under kx ky .
+      t.insert(t.end(), object_tokens.begin(), object_tokens.end());
+      t.push_back(token::kUnder);
+      key_at = static_cast<int>(t.size()) + 1;
+      t.insert(t.end(), key_tokens.begin(), key_tokens.end());
+      t.push_back(token::kStop);
+      break;
+  }
+  span.statements.push_back(Statement{0, span.size(), role, key, key_at});
+  return span;
+}
+
+// The longest statement a template writes: object a key, with the
+// correction marker.
+int longestStatement(int templ) { return (templ == 1 ? 7 : 6) + 1; }
+int statementLength(int templ, bool key_object, bool correction) {
+  return (templ == 1 ? 5 : 4) + (key_object ? 2 : 1) + (correction ? 1 : 0);
+}
+
+std::vector<int32_t> questionOpener(int templ) {
+  switch (templ) {
+    case 0: return {token::kQuery};
+    case 1: return {token::kQuery, token::kGet};
+    default: return {token::kQuery, token::kWhat};
+  }
+}
+
+// Q: [get | what under] kx ky ? A:
+std::vector<int32_t> keyQuestion(int templ, const Key& key) {
+  auto q = questionOpener(templ);
+  if (templ == 2) q.push_back(token::kUnder);
+  auto k = keyTokens(key);
+  q.insert(q.end(), k.begin(), k.end());
+  q.push_back(token::kQuestion);
+  q.push_back(token::kAnswer);
+  return q;
+}
+
+// Q: chain [get | what under] kx ky ? A: (composition's main question)
+std::vector<int32_t> chainQuestion(int templ, const Key& key) {
+  auto q = keyQuestion(templ, key);
+  q.insert(q.begin() + 1, token::kChain);
+  return q;
+}
+
+// Q: [get | what] first kx ky kx' ky' ? A:
+std::vector<int32_t> orderQuestion(int templ, const Key& a, const Key& b) {
+  auto q = questionOpener(templ);
+  q.push_back(token::kFirst);
+  for (const Key& k : {a, b}) {
+    auto t = keyTokens(k);
+    q.insert(q.end(), t.begin(), t.end());
+  }
+  q.push_back(token::kQuestion);
+  q.push_back(token::kAnswer);
+  return q;
+}
+
+int questionLength(const DocumentSpec& spec) {
+  int opener = spec.template_index == 0 ? 1 : 2;
+  if (spec.task == TaskType::Order) return opener + 1 + 4 + 2;
+  int chain = spec.task == TaskType::Composition ? 1 : 0;
+  return opener + chain + (spec.template_index == 2 ? 1 : 0) + 2 + 2;
+}
+
+int headerLength(const DocumentSpec& spec) { return spec.task == TaskType::Contradiction ? 3 : 0; }
+
+// Draws keys that no statement of the document uses yet.
+class KeyPool {
+ public:
+  explicit KeyPool(PythonRandom& rng) : rng_(rng) {}
+
+  Key fresh() {
+    for (;;) {
+      Key k{draw(kKeyHalves), draw(kKeyHalves)};
+      if (take(k)) return k;
+    }
+  }
+  // A fresh key sharing half `shared_half` (0 first, 1 second) with `like`;
+  // throws when every such key is taken.
+  Key nearDuplicate(const Key& like, int shared_half) {
+    std::vector<int> free;
+    for (int h = 0; h < kKeyHalves; ++h) {
+      Key k = shared_half == 0 ? Key{like.first, h} : Key{h, like.second};
+      if (!used(k)) free.push_back(h);
+    }
+    if (free.empty())
+      throw std::invalid_argument(fmt::format("too many near-duplicate distractors: a key has only {} near duplicates",
+                                              2 * (kKeyHalves - 1)));
+    int h = free[static_cast<size_t>(draw(static_cast<int>(free.size())))];
+    Key k = shared_half == 0 ? Key{like.first, h} : Key{h, like.second};
+    take(k);
+    return k;
+  }
+  int draw(int n) { return static_cast<int>(rng_.randbelow(static_cast<uint64_t>(n))); }
+
+ private:
+  bool used(const Key& k) const { return std::find(used_.begin(), used_.end(), k) != used_.end(); }
+  bool take(const Key& k) {
+    if (used(k)) return false;
+    used_.push_back(k);
+    return true;
+  }
+  PythonRandom& rng_;
+  std::vector<Key> used_;
+};
+
+// One piece with a fixed body offset.
+struct Placed {
+  int offset = 0;
+  Span span;
+};
+
+// Fills the body: anchored pieces at their offsets, distractors at random in
+// the free regions between them, filler everywhere else.
+std::vector<int32_t> layBody(int body, std::vector<Placed> anchored, std::vector<Span> distractors,
+                             KeyPool& rng, std::vector<Statement>& statements) {
+  std::sort(anchored.begin(), anchored.end(), [](const Placed& a, const Placed& b) { return a.offset < b.offset; });
+  // Free regions [begin, end) between anchored pieces.
+  struct Region {
+    int begin, end;
+    std::vector<Span> pieces;
+    int used = 0;
+  };
+  std::vector<Region> regions;
+  int cursor = 0;
+  for (const Placed& p : anchored) {
+    regions.push_back(Region{cursor, p.offset, {}, 0});
+    cursor = p.offset + p.span.size();
+  }
+  regions.push_back(Region{cursor, body, {}, 0});
+
+  // Each distractor goes to a region that still has room for it, chosen with
+  // probability proportional to that room.
+  for (Span& d : distractors) {
+    int room = 0;
+    for (const Region& r : regions)
+      if (r.end - r.begin - r.used >= d.size()) room += r.end - r.begin - r.used;
+    if (room == 0)
+      throw std::invalid_argument(fmt::format(
+          "the document is too short: no room left in its body for distractor {} of {} ({} tokens)",
+          &d - distractors.data() + 1, distractors.size(), d.size()));
+    int pick = rng.draw(room);
+    for (Region& r : regions) {
+      int left = r.end - r.begin - r.used;
+      if (left < d.size()) continue;
+      if (pick < left) {
+        r.used += d.size();
+        r.pieces.push_back(std::move(d));
+        break;
+      }
+      pick -= left;
+    }
+  }
+
+  std::vector<int32_t> tokens;
+  tokens.reserve(static_cast<size_t>(body));
+  auto filler = [&](int n) {
+    for (int i = 0; i < n; ++i) tokens.push_back(token::kFirstFiller + rng.draw(kFillerWords));
+  };
+  auto emit = [&](Span& s) {
+    int base = static_cast<int>(tokens.size());
+    tokens.insert(tokens.end(), s.tokens.begin(), s.tokens.end());
+    for (Statement st : s.statements) {
+      st.begin += base;
+      st.end += base;
+      st.key_token += base;
+      statements.push_back(st);
+    }
+  };
+  for (size_t r = 0; r < regions.size(); ++r) {
+    Region& region = regions[r];
+    int fill = region.end - region.begin - region.used;
+    // Insertion points among the region's filler tokens, one per piece.
+    std::vector<std::pair<int, size_t>> at;
+    for (size_t i = 0; i < region.pieces.size(); ++i) at.emplace_back(rng.draw(fill + 1), i);
+    std::stable_sort(at.begin(), at.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    int written = 0;
+    for (auto& [point, index] : at) {
+      filler(point - written);
+      written = point;
+      emit(region.pieces[index]);
+    }
+    filler(fill - written);
+    if (r < anchored.size()) emit(anchored[r].span);
+  }
+  return tokens;
+}
+
+int roundOffset(double fraction, int room) { return static_cast<int>(std::lround(fraction * room)); }
+
+void validate(const DocumentSpec& spec) {
+  if (spec.template_index < 0 || spec.template_index >= kTemplates)
+    throw std::invalid_argument(fmt::format("template {} does not exist: templates are 0 to {}", spec.template_index,
+                                            kTemplates - 1));
+  if (!(spec.depth >= 0.0 && spec.depth <= 1.0))
+    throw std::invalid_argument(fmt::format("depth {} is outside [0, 1]", spec.depth));
+  if (spec.distance && *spec.distance < 0)
+    throw std::invalid_argument(fmt::format("distance {} is negative", *spec.distance));
+  if (spec.distractors < 0) throw std::invalid_argument(fmt::format("{} distractors", spec.distractors));
+  if (!spec.evidence_present && spec.task != TaskType::Retrieval && spec.task != TaskType::Composition)
+    throw std::invalid_argument(fmt::format("a {} document always holds its evidence (only retrieval and "
+                                            "composition ask about keys the document never states)",
+                                            taskTypeName(spec.task)));
+  if (spec.length < minimumLength(spec))
+    throw std::invalid_argument(fmt::format("length {} is too short for a {} document with {} distractors: it needs "
+                                            "at least {} tokens",
+                                            spec.length, taskTypeName(spec.task), spec.distractors,
+                                            minimumLength(spec)));
+}
+
+}  // namespace
+
+int minimumLength(const DocumentSpec& spec) {
+  int templ = std::clamp(spec.template_index, 0, kTemplates - 1);
+  int evidence = 0;
+  switch (spec.task) {
+    case TaskType::Retrieval: evidence = spec.evidence_present ? statementLength(templ, false, false) : 0; break;
+    case TaskType::Composition:
+      evidence = (spec.evidence_present ? statementLength(templ, true, false) : 0) + statementLength(templ, false, false);
+      break;
+    case TaskType::Contradiction: evidence = 2 * statementLength(templ, false, false) + 1; break;
+    case TaskType::Order: evidence = 2 * statementLength(templ, false, false); break;
+  }
+  int distractor = spec.task == TaskType::Composition ? longestStatement(templ) - 1 : statementLength(templ, false, false);
+  return 1 + headerLength(spec) + questionLength(spec) + evidence + std::max(0, spec.distractors) * distractor;
+}
+
+Document generate(const DocumentSpec& spec) {
+  validate(spec);
+  PythonRandom random(spec.seed);
+  KeyPool rng(random);
+  const int templ = spec.template_index;
+  const int header = headerLength(spec);
+  const int body = spec.length - 1 - header - questionLength(spec);
+  auto value = [&] { return Object{std::nullopt, rng.draw(kValues)}; };
+  auto otherValue = [&](int not_this) {
+    int v = rng.draw(kValues - 1);
+    return Object{std::nullopt, v >= not_this ? v + 1 : v};
+  };
+
+  // The primary piece's offset in a body with `room` = body - its size.
+  auto primaryOffset = [&](int size) {
+    int room = body - size;
+    if (spec.distance) {
+      if (*spec.distance > room)
+        throw std::invalid_argument(fmt::format("distance {} is past the start of the body ({} tokens before the "
+                                                "question at most)",
+                                                *spec.distance, room));
+      return room - *spec.distance;
+    }
+    return roundOffset(spec.depth, room);
+  };
+
+  Document doc;
+  doc.spec = spec;
+  std::vector<Placed> anchored;
+  Key queried = rng.fresh();
+  std::vector<Question> questions;
+  int primary = -1;  // index into anchored of the evidence span
+
+  switch (spec.task) {
+    case TaskType::Retrieval: {
+      Object v = value();
+      if (spec.evidence_present) {
+        Span s = statementSpan(templ, queried, v, StatementRole::Evidence, false);
+        int at = primaryOffset(s.size());
+        anchored.push_back(Placed{at, std::move(s)});
+        primary = 0;
+        questions.push_back(Question{keyQuestion(templ, queried), {token::kFirstValue + v.value, token::kEos}, "main"});
+      } else {
+        questions.push_back(Question{keyQuestion(templ, queried), {token::kNone, token::kEos}, "main"});
+      }
+      break;
+    }
+    case TaskType::Composition: {
+      Key middle = rng.fresh();
+      Object c = value();
+      Span hop2 = statementSpan(templ, middle, c, StatementRole::Evidence, false);
+      std::vector<int32_t> c_answer = {token::kFirstValue + c.value, token::kEos};
+      if (spec.evidence_present) {
+        Span hop1 = statementSpan(templ, queried, Object{middle, 0}, StatementRole::Evidence, false);
+        int at1 = primaryOffset(hop1.size());
+        // The second hop sits half a body away from the first (wrapping).
+        double first_fraction = body > hop1.size() ? double(at1) / (body - hop1.size()) : 0.0;
+        int at2 = roundOffset(std::fmod(first_fraction + 0.5, 1.0), body - hop2.size());
+        if (at2 < at1 + hop1.size() && at1 < at2 + hop2.size())  // overlap in a very short body
+          at2 = at1 + hop1.size() + hop2.size() <= body ? at1 + hop1.size() : at1 - hop2.size();
+        if (at2 < 0) throw std::invalid_argument("the document is too short for the two hops of a composition");
+        anchored.push_back(Placed{at1, std::move(hop1)});
+        anchored.push_back(Placed{at2, std::move(hop2)});
+        primary = 0;
+        auto b = keyTokens(middle);
+        questions.push_back(Question{chainQuestion(templ, queried), c_answer, "main"});
+        questions.push_back(Question{keyQuestion(templ, queried), {b[0], b[1], token::kEos}, "hop 1"});
+      } else {
+        // The first hop is missing: a -> ? has no answer; b -> c still stands.
+        int at2 = primaryOffset(hop2.size());
+        anchored.push_back(Placed{at2, std::move(hop2)});
+        questions.push_back(Question{chainQuestion(templ, queried), {token::kNone, token::kEos}, "main"});
+        questions.push_back(Question{keyQuestion(templ, queried), {token::kNone, token::kEos}, "hop 1"});
+      }
+      questions.push_back(Question{keyQuestion(templ, middle), c_answer, "hop 2"});
+      break;
+    }
+    case TaskType::Contradiction: {
+      Object holds = value();
+      Object other = otherValue(holds.value);
+      bool marked = spec.authority == Authority::Correction;
+      Span authoritative = statementSpan(templ, queried, holds, StatementRole::Evidence, marked);
+      Span superseded = statementSpan(templ, queried, other, StatementRole::Superseded, false);
+      int a = primaryOffset(authoritative.size());
+      int s = superseded.size();
+      // Where the superseded statement may start, given the rule; the
+      // authoritative one moves just enough to leave room when its declared
+      // place has none on the side the rule needs.
+      if (spec.authority == Authority::Latest && a < s) a = s;
+      if (spec.authority == Authority::Earliest && a + authoritative.size() > body - s) a = body - s - authoritative.size();
+      std::vector<int> starts;
+      if (spec.authority != Authority::Earliest)
+        for (int x = 0; x + s <= a; ++x) starts.push_back(x);
+      if (spec.authority != Authority::Latest)
+        for (int x = a + authoritative.size(); x + s <= body; ++x) starts.push_back(x);
+      if (starts.empty()) throw std::invalid_argument("the document is too short for two contradicting statements");
+      int at = starts[static_cast<size_t>(rng.draw(static_cast<int>(starts.size())))];
+      anchored.push_back(Placed{a, std::move(authoritative)});
+      anchored.push_back(Placed{at, std::move(superseded)});
+      primary = 0;
+      questions.push_back(Question{keyQuestion(templ, queried), {token::kFirstValue + holds.value, token::kEos}, "main"});
+      break;
+    }
+    case TaskType::Order: {
+      Key second = rng.fresh();
+      Span first_statement = statementSpan(templ, queried, value(), StatementRole::Evidence, false);
+      Span second_statement = statementSpan(templ, second, value(), StatementRole::Evidence, false);
+      int gap = rng.draw(kOrderGap + 1);
+      int room = body - first_statement.size() - second_statement.size();
+      gap = std::min(gap, std::max(0, room));
+      Span pair = std::move(first_statement);
+      for (int i = 0; i < gap; ++i) pair.tokens.push_back(token::kFirstFiller + rng.draw(kFillerWords));
+      int base = pair.size();
+      pair.tokens.insert(pair.tokens.end(), second_statement.tokens.begin(), second_statement.tokens.end());
+      Statement st = second_statement.statements[0];
+      st.begin += base;
+      st.end += base;
+      st.key_token += base;
+      pair.statements.push_back(st);
+      int at = primaryOffset(pair.size());
+      anchored.push_back(Placed{at, std::move(pair)});
+      primary = 0;
+      bool swap = rng.draw(2) == 1;
+      auto k = keyTokens(queried);
+      questions.push_back(Question{swap ? orderQuestion(templ, second, queried) : orderQuestion(templ, queried, second),
+                                   {k[0], k[1], token::kEos}, "main"});
+      break;
+    }
+  }
+  int primary_offset = primary >= 0 ? anchored[static_cast<size_t>(primary)].offset : -1;
+
+  // Distractors: statements about other keys (near duplicates of the queried
+  // key when asked), in the document's template.
+  std::vector<Span> distractors;
+  for (int i = 0; i < spec.distractors; ++i) {
+    Key k = spec.near_duplicates ? rng.nearDuplicate(queried, i % 2) : rng.fresh();
+    Object o = value();
+    if (spec.task == TaskType::Composition && rng.draw(2) == 1) o = Object{rng.fresh(), 0};
+    distractors.push_back(statementSpan(templ, k, o, StatementRole::Distractor, false));
+  }
+
+  std::vector<Statement> statements;
+  std::vector<int32_t> body_tokens = layBody(body, std::move(anchored), std::move(distractors), rng, statements);
+
+  int start = 1 + header;
+  doc.context.push_back(token::kBos);
+  if (header) {
+    int32_t rule = spec.authority == Authority::Latest     ? token::kLatest
+                   : spec.authority == Authority::Earliest ? token::kEarliest
+                                                           : token::kCorrectionRule;
+    doc.context.insert(doc.context.end(), {token::kRule, rule, token::kStop});
+  }
+  doc.context.insert(doc.context.end(), body_tokens.begin(), body_tokens.end());
+  for (Statement& st : statements) {
+    st.begin += start;
+    st.end += start;
+    st.key_token += start;
+  }
+  doc.statements = std::move(statements);
+  doc.questions = std::move(questions);
+  doc.evidence_begin = primary_offset >= 0 ? start + primary_offset : -1;
+  return doc;
+}
+
+std::vector<int32_t> Document::prompt(int question) const {
+  std::vector<int32_t> p = context;
+  const auto& q = questions.at(static_cast<size_t>(question)).tokens;
+  p.insert(p.end(), q.begin(), q.end());
+  return p;
+}
+
+std::vector<TokenClass> Document::classes(int question) const {
+  std::vector<TokenClass> out;
+  for (int32_t t : prompt(question)) out.push_back(tokenClass(t));
+  return out;
+}
+
+std::vector<int32_t> Document::segments(int question) const {
+  std::vector<int32_t> out(prompt(question).size(), 0);
+  int32_t n = 0;
+  for (const Statement& st : statements) {
+    ++n;
+    for (int i = st.begin; i < st.end; ++i) out[static_cast<size_t>(i)] = n;
+  }
+  for (size_t i = context.size(); i < out.size(); ++i) out[i] = n + 1;
+  return out;
+}
+
+}  // namespace posc::longctx

@@ -1,0 +1,81 @@
+// The analytic retrieval head, the distractor law and its fit
+// (retrieval_head.h).
+#include "runtime/longctx/retrieval_head.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace posc::longctx {
+namespace {
+
+// The key a key question asks: the two key tokens before `?`.
+Key askedKey(const Question& q) {
+  const auto& t = q.tokens;
+  for (size_t i = 2; i < t.size(); ++i)
+    if (t[i] == token::kQuestion) {
+      if (i < 2 || tokenClass(t[i - 2]) != TokenClass::Key) break;
+      return Key{t[i - 2] - token::kFirstKeyHalf, t[i - 1] - token::kSecondKeyHalf};
+    }
+  throw std::invalid_argument("the main question asks no single key (order documents have two)");
+}
+
+}  // namespace
+
+HeadAttention retrievalHeadAttention(const Document& doc, double margin) {
+  if (doc.questions.empty() || doc.spec.task == TaskType::Order)
+    throw std::invalid_argument("the retrieval head needs a question about one key (order documents have two)");
+  const Key asked = askedKey(doc.questions[0]);
+  const auto prompt = doc.prompt(0);
+  constexpr double kMasked = -std::numeric_limits<double>::infinity();
+  std::vector<double> scores(prompt.size(), kMasked);
+  // query . key: margin on the one-hot coordinate of the asked key.
+  for (const Statement& st : doc.statements)
+    scores[static_cast<size_t>(st.key_token)] = st.key == asked ? margin : 0.0;
+
+  double top = kMasked;
+  for (double s : scores) top = std::max(top, s);
+  HeadAttention out;
+  out.weights.assign(prompt.size(), 0.0);
+  if (top == kMasked) return out;  // nothing to attend: no statements
+  double total = 0.0;
+  for (size_t i = 0; i < scores.size(); ++i)
+    if (scores[i] != kMasked) total += out.weights[i] = std::exp(scores[i] - top);
+  for (double& w : out.weights) w /= total;
+  for (const Statement& st : doc.statements) {
+    if (st.key == asked)
+      out.evidence_mass += out.weights[static_cast<size_t>(st.key_token)];
+    else
+      ++out.competitors;
+  }
+  return out;
+}
+
+double evidenceProbability(int distractors, double margin) {
+  return 1.0 / (1.0 + distractors * std::exp(-margin));
+}
+
+MarginFit fitMargin(const std::vector<std::pair<int, double>>& samples) {
+  MarginFit fit;
+  std::vector<double> margins;
+  for (const auto& [n, p] : samples)
+    if (n >= 1 && p > 0.0 && p < 1.0) margins.push_back(std::log(p / (1.0 - p)) + std::log(double(n)));
+  fit.points = static_cast<int>(margins.size());
+  if (margins.empty()) return fit;
+  for (double m : margins) fit.margin += m;
+  fit.margin /= double(margins.size());
+  double squares = 0.0;
+  for (double m : margins) squares += (m - fit.margin) * (m - fit.margin);
+  fit.rms_residual = std::sqrt(squares / double(margins.size()));
+  return fit;
+}
+
+double wilsonLowerBound(int successes, int trials, double z) {
+  if (trials <= 0) return 0.0;
+  double n = trials, p = double(successes) / n, z2 = z * z;
+  double centre = p + z2 / (2 * n);
+  double spread = z * std::sqrt(p * (1 - p) / n + z2 / (4 * n * n));
+  return std::max(0.0, (centre - spread) / (1 + z2 / n));
+}
+
+}  // namespace posc::longctx

@@ -1,0 +1,56 @@
+// The analytic retrieval head and the distractor law it obeys.
+//
+// A retrieval head at the last prompt token (A:) looks for the statement
+// whose key matches the question's. Constructed analytically: its query is
+// the queried key as a one-hot vector over the key space scaled by a margin
+// m, each statement's second key token carries its key as a one-hot key
+// vector, and every other token is outside the head's reach (score -inf, as
+// a kind mask would make it). The evidence key then scores m and each of N
+// distractor keys 0, so softmax puts
+//
+//     p(evidence) = e^m / (e^m + N) = 1 / (1 + N e^(-m))
+//
+// on the evidence: the attentional limit of the long-context document, the
+// law the analytic controls predict for a head with a fixed margin. Fitting
+// measured masses to that law gives the margin a trained head achieves
+// (fitMargin), the number to compare across lengths and encodings.
+//
+// Float64 throughout. Deliberately free of LibTorch.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "runtime/longctx/document.h"
+
+namespace posc::longctx {
+
+struct HeadAttention {
+  std::vector<double> weights;  // over the prompt of question 0, summing to 1
+  double evidence_mass = 0.0;   // on the key tokens of statements about the queried key
+  int competitors = 0;          // key tokens of statements about other keys
+};
+
+// Runs the analytic head with margin m over a document's main prompt (the
+// queried key is the one question 0 asks; order documents have none and are
+// refused with std::invalid_argument).
+HeadAttention retrievalHeadAttention(const Document& doc, double margin);
+
+// The law: 1 / (1 + N e^(-m)).
+double evidenceProbability(int distractors, double margin);
+
+struct MarginFit {
+  double margin = 0.0;        // least-squares m over the points used
+  double rms_residual = 0.0;  // of logit(p) + log N - m
+  int points = 0;             // samples with N >= 1 and 0 < p < 1
+};
+// Fits m to samples (N, measured evidence mass): each sample with N >= 1 and
+// 0 < p < 1 gives logit(p) + log N = m; the fit is their mean. Samples
+// outside that range carry no information about m and are skipped.
+MarginFit fitMargin(const std::vector<std::pair<int, double>>& samples);
+
+// Wilson score interval's lower bound for `successes` of `trials` at normal
+// quantile z (1.96: 95%); 0 for no trials.
+double wilsonLowerBound(int successes, int trials, double z = 1.96);
+
+}  // namespace posc::longctx
