@@ -20,27 +20,26 @@ std::vector<T> sortedUnique(std::vector<T> v) {
   return v;
 }
 
-// Accuracy pooled over the cells of one task that share (row, column).
-plot::Heatmap pooled(const std::vector<CellResult>& results, TaskType task, const std::string& column_label,
-                     double (*column_of)(const Cell&)) {
+// One task's values pooled over the cells that share (length, column).
+plot::Heatmap pooled(const std::vector<PooledValue>& cells, TaskType task, const std::string& what,
+                     const std::string& column_label, double (*column_of)(const Cell&)) {
   std::vector<int> lengths;
   std::vector<double> columns;
-  for (const CellResult& r : results)
-    if (r.cell.task == task) {
-      lengths.push_back(r.cell.length);
-      columns.push_back(column_of(r.cell));
-    }
+  std::map<std::pair<int, double>, std::pair<double, int>> tally;  // (length, column) -> (sum, documents)
+  for (const PooledValue& v : cells) {
+    if (v.cell.task != task) continue;
+    lengths.push_back(v.cell.length);
+    columns.push_back(column_of(v.cell));
+    auto& t = tally[{v.cell.length, column_of(v.cell)}];
+    t.first += v.sum;
+    t.second += v.documents;
+  }
   lengths = sortedUnique(lengths);
   columns = sortedUnique(columns);
-  std::map<std::pair<int, double>, std::pair<int, int>> tally;  // (length, column) -> (correct, documents)
-  for (const CellResult& r : results)
-    if (r.cell.task == task) {
-      auto& t = tally[{r.cell.length, column_of(r.cell)}];
-      t.first += r.correct;
-      t.second += r.documents;
-    }
   plot::Heatmap map;
-  map.title = fmt::format("{}: accuracy by length and {}", taskTypeName(task), column_label);
+  std::string words = what;
+  std::replace(words.begin(), words.end(), '_', ' ');
+  map.title = fmt::format("{}: {} by length and {}", taskTypeName(task), words, column_label);
   map.row_label = "length";
   map.column_label = column_label;
   for (int l : lengths) map.rows.push_back(std::to_string(l));
@@ -49,9 +48,8 @@ plot::Heatmap pooled(const std::vector<CellResult>& results, TaskType task, cons
     std::vector<double> row;
     for (double c : columns) {
       auto it = tally.find({l, c});
-      row.push_back(it == tally.end() || it->second.second == 0
-                        ? std::numeric_limits<double>::quiet_NaN()
-                        : double(it->second.first) / it->second.second);
+      row.push_back(it == tally.end() || it->second.second == 0 ? std::numeric_limits<double>::quiet_NaN()
+                                                                 : it->second.first / it->second.second);
     }
     map.values.push_back(row);
   }
@@ -80,18 +78,24 @@ plot::Table cellTable(const std::vector<CellResult>& results) {
   return t;
 }
 
-std::vector<NamedHeatmap> accuracyHeatmaps(const std::vector<CellResult>& results) {
+std::vector<NamedHeatmap> pooledHeatmaps(const std::vector<PooledValue>& cells, const std::string& what) {
   std::vector<NamedHeatmap> out;
   for (int i = 0; i < kTaskTypeCount; ++i) {
     auto task = static_cast<TaskType>(i);
-    bool present = std::any_of(results.begin(), results.end(), [&](const CellResult& r) { return r.cell.task == task; });
+    bool present = std::any_of(cells.begin(), cells.end(), [&](const PooledValue& v) { return v.cell.task == task; });
     if (!present) continue;
-    out.push_back({fmt::format("{}_length_x_depth", taskTypeName(task)),
-                   pooled(results, task, "depth", [](const Cell& c) { return c.depth; })});
-    out.push_back({fmt::format("{}_length_x_distractors", taskTypeName(task)),
-                   pooled(results, task, "distractors", [](const Cell& c) { return double(c.distractors); })});
+    out.push_back({fmt::format("{}_{}_length_x_depth", taskTypeName(task), what),
+                   pooled(cells, task, what, "depth", [](const Cell& c) { return c.depth; })});
+    out.push_back({fmt::format("{}_{}_length_x_distractors", taskTypeName(task), what),
+                   pooled(cells, task, what, "distractors", [](const Cell& c) { return double(c.distractors); })});
   }
   return out;
+}
+
+std::vector<NamedHeatmap> accuracyHeatmaps(const std::vector<CellResult>& results) {
+  std::vector<PooledValue> cells;
+  for (const CellResult& r : results) cells.push_back({r.cell, double(r.correct), r.documents});
+  return pooledHeatmaps(cells, "accuracy");
 }
 
 plot::Table requirementTable(const std::vector<RequirementResult>& verdicts) {

@@ -22,10 +22,20 @@ namespace posc::longctx {
 plot::Table cellTable(const std::vector<CellResult>& results);
 
 struct NamedHeatmap {
-  std::string name;  // a file stem: "retrieval_length_x_depth"
+  std::string name;  // a file stem: "retrieval_accuracy_length_x_depth"
   plot::Heatmap map;
 };
-// Two per task present in the results (rows: lengths, ascending).
+// A per-document quantity summed over one cell's documents.
+struct PooledValue {
+  Cell cell;
+  double sum = 0.0;
+  int documents = 0;
+};
+// Two heatmaps per task present (rows: lengths, ascending): the quantity
+// `what` ("accuracy", "evidence_mass"; in the title with spaces) pooled over
+// distractor counts against depth, and over depths against distractors.
+std::vector<NamedHeatmap> pooledHeatmaps(const std::vector<PooledValue>& cells, const std::string& what);
+// pooledHeatmaps of the accuracy (correct answers over documents).
 std::vector<NamedHeatmap> accuracyHeatmaps(const std::vector<CellResult>& results);
 
 // Columns: requirement, cells, documents, correct, lower_bound_95, threshold, verdict.

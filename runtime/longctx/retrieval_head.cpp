@@ -6,6 +6,10 @@
 #include <limits>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
+#include "runtime/analysis/controls.h"
+
 namespace posc::longctx {
 namespace {
 
@@ -14,7 +18,7 @@ Key askedKey(const Question& q) {
   const auto& t = q.tokens;
   for (size_t i = 2; i < t.size(); ++i)
     if (t[i] == token::kQuestion) {
-      if (i < 2 || tokenClass(t[i - 2]) != TokenClass::Key) break;
+      if (tokenClass(t[i - 2]) != TokenClass::Key) break;
       return Key{t[i - 2] - token::kFirstKeyHalf, t[i - 1] - token::kSecondKeyHalf};
     }
   throw std::invalid_argument("the main question asks no single key (order documents have two)");
@@ -22,16 +26,27 @@ Key askedKey(const Question& q) {
 
 }  // namespace
 
-HeadAttention retrievalHeadAttention(const Document& doc, double margin) {
+HeadAttention retrievalHeadAttention(const Document& doc, double margin, const analysis::KernelEvaluator* bias) {
   if (doc.questions.empty() || doc.spec.task == TaskType::Order)
     throw std::invalid_argument("the retrieval head needs a question about one key (order documents have two)");
   const Key asked = askedKey(doc.questions[0]);
   const auto prompt = doc.prompt(0);
   constexpr double kMasked = -std::numeric_limits<double>::infinity();
   std::vector<double> scores(prompt.size(), kMasked);
+  // Distances from the query back to each statement's key token, and the
+  // positional bias there.
+  const double query = static_cast<double>(prompt.size() - 1);
+  std::vector<double> distances, biases(doc.statements.size(), 0.0);
+  for (const Statement& st : doc.statements) distances.push_back(query - st.key_token);
+  if (bias && !distances.empty()) bias->evaluate(distances.data(), biases.data(), distances.size());
+  for (size_t i = 0; i < biases.size(); ++i)
+    if (std::isnan(biases[i]) || biases[i] == std::numeric_limits<double>::infinity())
+      throw std::invalid_argument(fmt::format("the positional bias is {} at distance {:g}", biases[i], distances[i]));
   // query . key: margin on the one-hot coordinate of the asked key.
-  for (const Statement& st : doc.statements)
-    scores[static_cast<size_t>(st.key_token)] = st.key == asked ? margin : 0.0;
+  for (size_t i = 0; i < doc.statements.size(); ++i) {
+    const Statement& st = doc.statements[i];
+    scores[static_cast<size_t>(st.key_token)] = (st.key == asked ? margin : 0.0) + biases[i];
+  }
 
   double top = kMasked;
   for (double s : scores) top = std::max(top, s);
@@ -51,15 +66,11 @@ HeadAttention retrievalHeadAttention(const Document& doc, double margin) {
   return out;
 }
 
-double evidenceProbability(int distractors, double margin) {
-  return 1.0 / (1.0 + distractors * std::exp(-margin));
-}
-
 MarginFit fitMargin(const std::vector<std::pair<int, double>>& samples) {
   MarginFit fit;
   std::vector<double> margins;
   for (const auto& [n, p] : samples)
-    if (n >= 1 && p > 0.0 && p < 1.0) margins.push_back(std::log(p / (1.0 - p)) + std::log(double(n)));
+    if (n >= 1 && p > 0.0 && p < 1.0) margins.push_back(analysis::marginFor(p, n));
   fit.points = static_cast<int>(margins.size());
   if (margins.empty()) return fit;
   for (double m : margins) fit.margin += m;

@@ -11,7 +11,8 @@
 //     p(evidence) = e^m / (e^m + N) = 1 / (1 + N e^(-m))
 //
 // on the evidence: the attentional limit of the long-context document, the
-// law the analytic controls predict for a head with a fixed margin. Fitting
+// law of the analytic controls (analysis::targetProbability, whose explicit
+// computation on a real document this is). Fitting
 // measured masses to that law gives the margin a trained head achieves
 // (fitMargin), the number to compare across lengths and encodings.
 //
@@ -21,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/analysis/kernel.h"
 #include "runtime/longctx/document.h"
 
 namespace posc::longctx {
@@ -33,11 +35,14 @@ struct HeadAttention {
 
 // Runs the analytic head with margin m over a document's main prompt (the
 // queried key is the one question 0 asks; order documents have none and are
-// refused with std::invalid_argument).
-HeadAttention retrievalHeadAttention(const Document& doc, double margin);
-
-// The law: 1 / (1 + N e^(-m)).
-double evidenceProbability(int distractors, double margin);
+// refused with std::invalid_argument). With a positional bias b, a kernel of
+// the distance d from the query (the last prompt token) back to a key token,
+// each key token scores m [key = asked] + b(d): the content margin meets the
+// positional components' preference, as in a trained head whose bias
+// depends on distance alone (ALiBi, a decay written as a score bias, a
+// kernel of rotary frequencies).
+HeadAttention retrievalHeadAttention(const Document& doc, double margin,
+                                     const analysis::KernelEvaluator* bias = nullptr);
 
 struct MarginFit {
   double margin = 0.0;        // least-squares m over the points used
@@ -45,7 +50,8 @@ struct MarginFit {
   int points = 0;             // samples with N >= 1 and 0 < p < 1
 };
 // Fits m to samples (N, measured evidence mass): each sample with N >= 1 and
-// 0 < p < 1 gives logit(p) + log N = m; the fit is their mean. Samples
+// 0 < p < 1 gives m = log(N p / (1 - p)) (analysis::marginFor); the fit is
+// their mean. Samples
 // outside that range carry no information about m and are skipped.
 MarginFit fitMargin(const std::vector<std::pair<int, double>>& samples);
 

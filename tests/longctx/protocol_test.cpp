@@ -195,7 +195,7 @@ TEST(LongContextProtocol, HeatmapsPoolCellsAndCarryTheirValues) {
   };
   auto maps = accuracyHeatmaps(results);
   ASSERT_EQ(maps.size(), 2u);
-  EXPECT_EQ(maps[0].name, "retrieval_length_x_depth");
+  EXPECT_EQ(maps[0].name, "retrieval_accuracy_length_x_depth");
   const plot::Heatmap& m = maps[0].map;
   ASSERT_EQ(m.rows, (std::vector<std::string>{"64", "256"}));
   ASSERT_EQ(m.columns, (std::vector<std::string>{"0", "1"}));

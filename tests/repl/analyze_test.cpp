@@ -111,6 +111,49 @@ TEST(Analyze, ErrorsAreLocated) {
             "2 errors generated.\n");
 }
 
+TEST(Analyze, RetrievalControlOnLongContextDocuments) {
+  Analysed a = analyse(
+      "analysis r {\n"
+      "  retrieval(margin = 2, lengths = [64, 256], depths = [0, 1], distractors = [0, 4], problems = 3)\n"
+      "  alibi = -0.1*d\n"
+      "  retrieval(bias = alibi, margin = 2, lengths = [256], depths = [0, 1], distractors = [4], problems = 3)\n"
+      "}\n");
+  ASSERT_TRUE(a.results) << a.errors;
+  const AnalysisResult& r = (*a.results)[0];
+  const std::string& cells = artefact(r, "retrieval_cells.csv");
+  // Without a bias every cell holds the law: N = 0 gives 1, N = 4 gives
+  // 1 / (1 + 4 e^-2) = 0.648786.
+  EXPECT_NE(cells.find("64,0,0,3,1,1\n"), std::string::npos) << cells;
+  EXPECT_NE(cells.find("256,1,4,3,0.648786,0.648786\n"), std::string::npos) << cells;
+  EXPECT_NE(artefact(r, "retrieval_evidence_mass_length_x_depth.svg").find("data-row=\"256\""), std::string::npos);
+  // The effective margin is the margin itself (residual at rounding level).
+  const std::string& margins = artefact(r, "retrieval_margins.csv");
+  EXPECT_NE(margins.find("\n64,0,2,"), std::string::npos) << margins;
+  EXPECT_NE(margins.find("\n256,1,2,"), std::string::npos) << margins;
+  // The named bias gets its own files.
+  const std::string& biased = artefact(r, "retrieval_alibi_cells.csv");
+  EXPECT_NE(biased.find("256,0,4,3,"), std::string::npos) << biased;
+  EXPECT_NE(artefact(r, "retrieval_alibi_evidence_mass_length_x_distractors.svg").find("<svg"), std::string::npos);
+  EXPECT_NE(r.summary.find("Retrieval control: margin 2, bias alibi"), std::string::npos) << r.summary;
+}
+
+TEST(Analyze, RetrievalControlErrorsAreLocated) {
+  Analysed a = analyse(
+      "analysis r {\n"
+      "  retrieval(lengths = [64.5])\n"
+      "  retrieval(depths = [0, 2])\n"
+      "  retrieval(lengths = [16], distractors = [40])\n"
+      "}\n");
+  EXPECT_FALSE(a.results);
+  EXPECT_NE(a.errors.find("test.pos:2:24: error: lengths must be whole numbers up to 1e6, not 64.5"), std::string::npos)
+      << a.errors;
+  EXPECT_NE(a.errors.find("test.pos:3:26: error: depths are fractions in [0, 1], not 2"), std::string::npos) << a.errors;
+  EXPECT_NE(a.errors.find("test.pos:4:3: error: no cell can be laid out: every length is too short for its "
+                          "distractors"),
+            std::string::npos)
+      << a.errors;
+}
+
 int run(const std::string& args) {
   const std::string cmd = "cd '" POSC_SOURCE_DIR "' && '" POSC_BINARY "' " + args + " >/dev/null 2>&1";
   int raw = std::system(cmd.c_str());

@@ -11,6 +11,8 @@
 #include "runtime/analysis/figures.h"
 #include "runtime/analysis/ladder.h"
 #include "runtime/analysis/sweep.h"
+#include "runtime/longctx/retrieval_control.h"
+#include "runtime/plot/heatmap.h"
 #include "runtime/plot/chart.h"
 #include "runtime/plot/table.h"
 #include "tools/posc/repl/args.h"
@@ -34,6 +36,13 @@ const std::vector<Signature>& calls() {
       {"ridge_table", {{K::Number, "train"}, {K::Number, "range"}, {K::Number, "ridge"}},
        "ridge_table(train = 20, range = 2000, ridge = 1e-5)",
        "the four-row ridge-fit table and a plot of each fitted kernel"},
+      {"retrieval",
+       {{K::Kernel, "bias"}, {K::Number, "margin"}, {K::Numbers, "lengths"}, {K::Numbers, "depths"},
+        {K::Numbers, "distractors"}, {K::Number, "problems"}, {K::Number, "seed"}},
+       "retrieval(bias = -0.05*d, margin = 4, lengths = [64, 256, 1024, 4096], depths = [0, 0.25, 0.5, 0.75, 1], "
+       "distractors = [1, 4, 16, 64], problems = 20, seed = 0)",
+       "the analytic retrieval head on long-context documents: evidence mass per length, depth and distractor "
+       "count under a positional bias of the distance d, and the effective margin per length"},
       {"sweep", {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "step"}},
        "sweep(k, over = -2000..2000, step = 1)", "the kernel over a range: CSV and SVG"},
       {"aliases",
@@ -156,6 +165,7 @@ struct Runner {
                    ". Geometric ladders: omega_i = 10000^(-i/M); harmonic: omega_k = 2 pi k / 4000, k = 1..M.");
       return true;
     }
+    if (c == "retrieval") return retrieval(args, item);
     // Kernel calls.
     auto k = args.kernel("kernel");
     auto over = args.range("over");
@@ -219,6 +229,92 @@ struct Runner {
     add(stem + "_windows.svg", plot::renderSvg(chart));
     addTable(stem + "_windows", fmt::format("Windowed maxima of {}", k->label), t,
              fmt::format("Target: d = {} scores {}.", num(*target), num(target_value)));
+    return true;
+  }
+
+  // The retrieval control over the protocol's retrieval cells.
+  bool retrieval(Args& args, const ast::Item& item) {
+    std::optional<KernelArg> bias;
+    if (args.has("bias") && !(bias = args.kernel("bias"))) return false;
+    auto margin = args.number("margin", 4, -1e6, false, 1e6);
+    auto lengths = args.numbers("lengths", {64, 256, 1024, 4096}, 1);
+    auto depths = args.numbers("depths", {0, 0.25, 0.5, 0.75, 1}, 0);
+    auto distractors = args.numbers("distractors", {1, 4, 16, 64}, 0);
+    auto problems = args.number("problems", 20, 1, true, 10000);
+    auto seed = args.number("seed", 0, 0, true, 9.007199254740992e15);
+    if (!margin || !lengths || !depths || !distractors || !problems || !seed) return false;
+    // Where the i-th number of a list argument is written (the argument itself for one number).
+    auto element = [&](const char* name, size_t i) {
+      const ast::Expr& e = args.expr(name);
+      return e.kind == ast::Expr::Kind::List && i < e.elements.size() ? e.elements[i]->range : e.range;
+    };
+    longctx::Factors f;
+    f.lengths.clear();
+    for (size_t i = 0; i < lengths->size(); ++i) {
+      double L = (*lengths)[i];
+      if (L != std::floor(L) || L > 1e6)
+        return args.error(element("lengths", i), fmt::format("lengths must be whole numbers up to 1e6, not {:g}", L));
+      f.lengths.push_back(static_cast<int>(L));
+    }
+    f.depths.clear();
+    for (size_t i = 0; i < depths->size(); ++i) {
+      double d = (*depths)[i];
+      if (d > 1) return args.error(element("depths", i), fmt::format("depths are fractions in [0, 1], not {:g}", d));
+      f.depths.push_back(d);
+    }
+    f.distractors.clear();
+    for (size_t i = 0; i < distractors->size(); ++i) {
+      double n = (*distractors)[i];
+      if (n != std::floor(n) || n > 1e5)
+        return args.error(element("distractors", i),
+                          fmt::format("distractor counts must be whole numbers up to 1e5, not {:g}", n));
+      f.distractors.push_back(static_cast<int>(n));
+    }
+    f.problems = static_cast<int>(*problems);
+    f.seed = static_cast<uint64_t>(*seed);
+    longctx::CellPlan plan = longctx::planCells(f);
+    if (plan.cells.empty())
+      return args.error(item.range, "no cell can be laid out: every length is too short for its distractors",
+                        "use longer lengths or fewer distractors");
+    std::unique_ptr<analysis::KernelEvaluator> evaluator;
+    if (bias) evaluator = analysis::makeEvaluator(bias->program);
+    std::vector<longctx::PooledValue> cells;
+    try {
+      cells = longctx::retrievalControl(f, *margin, evaluator.get());
+    } catch (const std::invalid_argument& x) {
+      return args.error(args.has("bias") ? args.rangeOf("bias") : item.range, x.what());
+    }
+    const std::string label = bias ? bias->label : "0";
+    // Files: retrieval_*, or retrieval_NAME_* for a named bias (one call per bias).
+    std::string stem = "retrieval";
+    if (bias) stem += args.expr("bias").kind == ast::Expr::Kind::Name ? "_" + bias->label : "_bias";
+    plot::Table t;
+    t.columns = {"length", "depth", "distractors", "documents", "evidence mass", "without bias"};
+    for (const auto& v : cells)
+      t.addRow({std::to_string(v.cell.length), num(v.cell.depth), std::to_string(v.cell.distractors),
+                std::to_string(v.documents), num(v.sum / v.documents),
+                num(analysis::targetProbability(*margin, v.cell.distractors))});
+    std::string skipped;
+    for (const auto& [cell, why] : plan.skipped) skipped += fmt::format(" Skipped {}: {}.", longctx::describe(cell), why);
+    addTable(stem + "_cells", fmt::format("Retrieval control: margin {}, bias {}", num(*margin), label), t,
+             fmt::format("The analytic retrieval head on {} documents per cell (seed {}): the asked key scores the "
+                         "margin, every key token adds the bias at its distance d from the question; evidence mass "
+                         "is the softmax weight on the evidence key, beside the bias-free law 1 / (1 + N e^(-m)).{}",
+                         f.problems, f.seed, skipped));
+    for (auto& h : longctx::pooledHeatmaps(cells, "evidence_mass")) {  // "retrieval_evidence_mass_..."
+      h.map.title += fmt::format(" (margin {}, bias {})", num(*margin), label);
+      add(stem + h.name.substr(std::string("retrieval").size()) + ".svg", plot::renderHeatmapSvg(h.map));
+    }
+    plot::Table m;
+    m.columns = {"length", "depth", "effective margin", "rms residual", "cells"};
+    for (const auto& e : longctx::effectiveMargins(cells))
+      m.addRow({std::to_string(e.length), num(e.depth), e.fit.points ? num(e.fit.margin) : "",
+                e.fit.points ? num(e.fit.rms_residual) : "", std::to_string(e.fit.points)});
+    addTable(stem + "_margins", fmt::format("Effective margin per length and depth, bias {}", label), m,
+             "The margin m that fits 1 / (1 + N e^(-m)) to the cells of one length and depth (mean of "
+             "log(N p / (1 - p)) over their distractor counts with N >= 1 and 0 < p < 1): the margin a head "
+             "without the bias would need there. The rms residual is 0 when the bias leaves the law's shape in N "
+             "intact; empty rows had no usable cell (mass 0 or 1 to double precision).");
     return true;
   }
 
