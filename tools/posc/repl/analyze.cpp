@@ -39,10 +39,11 @@ const std::vector<Signature>& calls() {
       {"retrieval",
        {{K::Kernel, "bias"}, {K::Number, "margin"}, {K::Numbers, "lengths"}, {K::Numbers, "depths"},
         {K::Numbers, "distractors"}, {K::Number, "problems"}, {K::Number, "seed"}},
-       "retrieval(bias = -0.05*d, margin = 4, lengths = [64, 256, 1024, 4096], depths = [0, 0.25, 0.5, 0.75, 1], "
+       "retrieval(bias, margin = 4, lengths = [64, 256, 1024, 4096], depths = [0, 0.25, 0.5, 0.75, 1], "
        "distractors = [1, 4, 16, 64], problems = 20, seed = 0)",
        "the analytic retrieval head on long-context documents: evidence mass per length, depth and distractor "
-       "count under a positional bias of the distance d, and the effective margin per length"},
+       "count under a positional bias kernel of the distance d (none when left out), and the effective margin "
+       "per length and depth"},
       {"sweep", {{K::Kernel, "kernel", true}, {K::Range, "over", true}, {K::Number, "step"}},
        "sweep(k, over = -2000..2000, step = 1)", "the kernel over a range: CSV and SVG"},
       {"aliases",
