@@ -16,7 +16,7 @@
 //                  (answers b and c) on the same document.
 //   contradiction  an earlier and a later statement about the same key; a
 //                  header says which one holds: `rule latest`, `rule
-//                  earliest`, or `rule correction` (the statement opened by
+//                  earliest`, or `rule corrected` (the statement opened by
 //                  the `correction` marker holds, wherever it is).
 //   order          two statements close together (at most kOrderGap filler
 //                  tokens apart); ask which of the two keys came first.
