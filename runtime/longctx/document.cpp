@@ -31,7 +31,7 @@ void validate(const DocumentSpec& spec) {
   if (spec.distance && *spec.distance < 0)
     throw std::invalid_argument(fmt::format("distance {} is negative", *spec.distance));
   if (spec.distractors < 0) throw std::invalid_argument(fmt::format("{} distractors", spec.distractors));
-  if (!spec.evidence_present && spec.task != TaskType::Retrieval && spec.task != TaskType::Composition)
+  if (!spec.evidence_present && !canLackEvidence(spec.task))
     throw std::invalid_argument(fmt::format("a {} document always holds its evidence (only retrieval and "
                                             "composition ask about keys the document never states)",
                                             taskTypeName(spec.task)));
@@ -171,13 +171,7 @@ Document generate(const DocumentSpec& spec) {
       gap = std::min(gap, std::max(0, room));
       Span pair = std::move(first_statement);
       for (int i = 0; i < gap; ++i) pair.tokens.push_back(token::kFirstFiller + rng.draw(kFillerWords));
-      int base = pair.size();
-      pair.tokens.insert(pair.tokens.end(), second_statement.tokens.begin(), second_statement.tokens.end());
-      Statement st = second_statement.statements[0];
-      st.begin += base;
-      st.end += base;
-      st.key_token += base;
-      pair.statements.push_back(st);
+      append(pair, second_statement);
       int at = primaryOffset(pair.size());
       anchored.push_back(Placed{at, std::move(pair)});
       primary = 0;
@@ -200,8 +194,7 @@ Document generate(const DocumentSpec& spec) {
     distractors.push_back(statementSpan(templ, k, o, StatementRole::Distractor, false));
   }
 
-  std::vector<Statement> statements;
-  std::vector<int32_t> body_tokens = layBody(body, std::move(anchored), std::move(distractors), rng, statements);
+  Span laid = layBody(body, std::move(anchored), std::move(distractors), rng);
 
   int start = 1 + header;
   doc.context.push_back(token::kBos);
@@ -211,13 +204,9 @@ Document generate(const DocumentSpec& spec) {
                                                            : token::kCorrectionRule;
     doc.context.insert(doc.context.end(), {token::kRule, rule, token::kStop});
   }
-  doc.context.insert(doc.context.end(), body_tokens.begin(), body_tokens.end());
-  for (Statement& st : statements) {
-    st.begin += start;
-    st.end += start;
-    st.key_token += start;
-  }
-  doc.statements = std::move(statements);
+  doc.context.insert(doc.context.end(), laid.tokens.begin(), laid.tokens.end());
+  for (Statement& st : laid.statements) shift(st, start);
+  doc.statements = std::move(laid.statements);
   doc.questions = std::move(questions);
   doc.evidence_begin = primary_offset >= 0 ? start + primary_offset : -1;
   return doc;
@@ -237,7 +226,8 @@ std::vector<TokenClass> Document::classes(int question) const {
 }
 
 std::vector<int32_t> Document::segments(int question) const {
-  std::vector<int32_t> out(prompt(question).size(), 0);
+  const auto& q = questions.at(static_cast<size_t>(question)).tokens;
+  std::vector<int32_t> out(context.size() + q.size(), 0);
   int32_t n = 0;
   for (const Statement& st : statements) {
     ++n;

@@ -67,6 +67,11 @@ std::optional<TaskType> taskTypeFromName(const std::string& name);
 enum class Authority : uint8_t { Latest, Earliest, Correction };
 const char* authorityName(Authority a);  // "latest", "earliest", "correction"
 
+// Whether a task's documents may leave out their evidence (retrieval and
+// composition ask about a key the document never states; the correct answer
+// is then <none>).
+bool canLackEvidence(TaskType t);
+
 // What a token is, for the kind channel and for probes.
 enum class TokenClass : uint8_t { Filler, Key, Value, Marker, Special };
 

@@ -39,8 +39,7 @@ bool KeyPool::take(const Key& k) {
   return true;
 }
 
-std::vector<int32_t> layBody(int body, std::vector<Placed> anchored, std::vector<Span> distractors, KeyPool& rng,
-                             std::vector<Statement>& statements) {
+Span layBody(int body, std::vector<Placed> anchored, std::vector<Span> distractors, KeyPool& rng) {
   std::sort(anchored.begin(), anchored.end(), [](const Placed& a, const Placed& b) { return a.offset < b.offset; });
   // Free regions [begin, end) between anchored pieces.
   struct Region {
@@ -79,20 +78,10 @@ std::vector<int32_t> layBody(int body, std::vector<Placed> anchored, std::vector
     }
   }
 
-  std::vector<int32_t> tokens;
-  tokens.reserve(static_cast<size_t>(body));
+  Span laid;
+  laid.tokens.reserve(static_cast<size_t>(body));
   auto filler = [&](int n) {
-    for (int i = 0; i < n; ++i) tokens.push_back(token::kFirstFiller + rng.draw(kFillerWords));
-  };
-  auto emit = [&](Span& s) {
-    int base = static_cast<int>(tokens.size());
-    tokens.insert(tokens.end(), s.tokens.begin(), s.tokens.end());
-    for (Statement st : s.statements) {
-      st.begin += base;
-      st.end += base;
-      st.key_token += base;
-      statements.push_back(st);
-    }
+    for (int i = 0; i < n; ++i) laid.tokens.push_back(token::kFirstFiller + rng.draw(kFillerWords));
   };
   for (size_t r = 0; r < regions.size(); ++r) {
     Region& region = regions[r];
@@ -105,12 +94,12 @@ std::vector<int32_t> layBody(int body, std::vector<Placed> anchored, std::vector
     for (auto& [point, index] : at) {
       filler(point - written);
       written = point;
-      emit(region.pieces[index]);
+      append(laid, region.pieces[index]);
     }
     filler(fill - written);
-    if (r < anchored.size()) emit(anchored[r].span);
+    if (r < anchored.size()) append(laid, anchored[r].span);
   }
-  return tokens;
+  return laid;
 }
 
 }  // namespace posc::longctx

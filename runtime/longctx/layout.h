@@ -41,10 +41,9 @@ struct Placed {
 // Fills a body of `body` tokens: anchored pieces at their offsets, each
 // distractor in a free region with room for it (chosen with probability
 // proportional to the room), at a uniformly drawn insertion point among the
-// region's filler, and filler words elsewhere. Appends the statements, with
+// region's filler, and filler words elsewhere. The body's statements carry
 // body offsets, in order of appearance. Throws std::invalid_argument when a
 // distractor finds no room.
-std::vector<int32_t> layBody(int body, std::vector<Placed> anchored, std::vector<Span> distractors, KeyPool& rng,
-                             std::vector<Statement>& statements);
+Span layBody(int body, std::vector<Placed> anchored, std::vector<Span> distractors, KeyPool& rng);
 
 }  // namespace posc::longctx

@@ -9,7 +9,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include "runtime/longctx/retrieval_head.h"
 #include "runtime/task/python_random.h"
 
 namespace posc::longctx {
@@ -22,8 +21,6 @@ uint64_t mix(uint64_t seed, uint64_t word) {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-
-bool hasAbsentEvidence(TaskType t) { return t == TaskType::Retrieval || t == TaskType::Composition; }
 
 // The tokens before <eos> (all of them when it never came).
 std::vector<int32_t> untilEos(const std::vector<int32_t>& generated) {
@@ -113,7 +110,7 @@ std::vector<DocumentSpec> cellDocuments(const Factors& f, const Cell& cell) {
     s.authority = f.authority;
     // Absent for problem i when the running count of absent ones steps up:
     // floor((i + 1) share) > floor(i share) spreads them evenly.
-    s.evidence_present = !(hasAbsentEvidence(cell.task) &&
+    s.evidence_present = !(canLackEvidence(cell.task) &&
                            std::floor((i + 1) * f.absent_share + 1e-9) > std::floor(i * f.absent_share + 1e-9));
     s.seed = mix(base, static_cast<uint64_t>(i));
     specs.push_back(s);
@@ -196,6 +193,14 @@ std::vector<CellResult> runProtocol(const Factors& f, const Answerer& answer, co
     results.push_back(r);
   }
   return results;
+}
+
+double wilsonLowerBound(int successes, int trials, double z) {
+  if (trials <= 0) return 0.0;
+  double n = trials, p = double(successes) / n, z2 = z * z;
+  double centre = p + z2 / (2 * n);
+  double spread = z * std::sqrt(p * (1 - p) / n + z2 / (4 * n * n));
+  return std::max(0.0, (centre - spread) / (1 + z2 / n));
 }
 
 RequirementResult check(const Requirement& req, const std::vector<CellResult>& results) {

@@ -116,6 +116,10 @@ struct ProtocolOptions {
   std::function<void(const CellResult&)> on_cell;
 };
 
+// Wilson score interval's lower bound for `successes` of `trials` at normal
+// quantile z (1.96: 95%); 0 for no trials. The per-cell and pooled bounds.
+double wilsonLowerBound(int successes, int trials, double z = 1.96);
+
 // Runs every planned cell.
 std::vector<CellResult> runProtocol(const Factors& factors, const Answerer& answer,
                                     const ProtocolOptions& options = {});

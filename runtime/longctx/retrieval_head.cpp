@@ -30,12 +30,12 @@ HeadAttention retrievalHeadAttention(const Document& doc, double margin, const a
   if (doc.questions.empty() || doc.spec.task == TaskType::Order)
     throw std::invalid_argument("the retrieval head needs a question about one key (order documents have two)");
   const Key asked = askedKey(doc.questions[0]);
-  const auto prompt = doc.prompt(0);
+  const size_t length = doc.context.size() + doc.questions[0].tokens.size();  // of the main prompt
   constexpr double kMasked = -std::numeric_limits<double>::infinity();
-  std::vector<double> scores(prompt.size(), kMasked);
+  std::vector<double> scores(length, kMasked);
   // Distances from the query back to each statement's key token, and the
   // positional bias there.
-  const double query = static_cast<double>(prompt.size() - 1);
+  const double query = static_cast<double>(length - 1);
   std::vector<double> distances, biases(doc.statements.size(), 0.0);
   for (const Statement& st : doc.statements) distances.push_back(query - st.key_token);
   if (bias && !distances.empty()) bias->evaluate(distances.data(), biases.data(), distances.size());
@@ -51,7 +51,7 @@ HeadAttention retrievalHeadAttention(const Document& doc, double margin, const a
   double top = kMasked;
   for (double s : scores) top = std::max(top, s);
   HeadAttention out;
-  out.weights.assign(prompt.size(), 0.0);
+  out.weights.assign(length, 0.0);
   if (top == kMasked) return out;  // nothing to attend: no statements
   double total = 0.0;
   for (size_t i = 0; i < scores.size(); ++i)
@@ -79,14 +79,6 @@ MarginFit fitMargin(const std::vector<std::pair<int, double>>& samples) {
   for (double m : margins) squares += (m - fit.margin) * (m - fit.margin);
   fit.rms_residual = std::sqrt(squares / double(margins.size()));
   return fit;
-}
-
-double wilsonLowerBound(int successes, int trials, double z) {
-  if (trials <= 0) return 0.0;
-  double n = trials, p = double(successes) / n, z2 = z * z;
-  double centre = p + z2 / (2 * n);
-  double spread = z * std::sqrt(p * (1 - p) / n + z2 / (4 * n * n));
-  return std::max(0.0, (centre - spread) / (1 + z2 / n));
 }
 
 }  // namespace posc::longctx

@@ -55,8 +55,4 @@ struct MarginFit {
 // outside that range carry no information about m and are skipped.
 MarginFit fitMargin(const std::vector<std::pair<int, double>>& samples);
 
-// Wilson score interval's lower bound for `successes` of `trials` at normal
-// quantile z (1.96: 95%); 0 for no trials.
-double wilsonLowerBound(int successes, int trials, double z = 1.96);
-
 }  // namespace posc::longctx

@@ -11,6 +11,21 @@ std::vector<int32_t> objectTokens(const Object& o) {
   return {token::kFirstValue + o.value};
 }
 
+void shift(Statement& st, int by) {
+  st.begin += by;
+  st.end += by;
+  st.key_token += by;
+}
+
+void append(Span& run, const Span& piece) {
+  int base = run.size();
+  run.tokens.insert(run.tokens.end(), piece.tokens.begin(), piece.tokens.end());
+  for (Statement st : piece.statements) {
+    shift(st, base);
+    run.statements.push_back(st);
+  }
+}
+
 Span statementSpan(int templ, const Key& key, const Object& object, StatementRole role, bool correction) {
   Span span;
   auto& t = span.tokens;

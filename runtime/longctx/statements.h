@@ -29,6 +29,11 @@ struct Span {
   int size() const { return static_cast<int>(tokens.size()); }
 };
 
+// Moves a statement's offsets (begin, end, key token) by `by` tokens.
+void shift(Statement& st, int by);
+// Appends `piece` to `run`, its statements moved to their offsets in `run`.
+void append(Span& run, const Span& piece);
+
 // One statement in template `templ`, opened by `correction` when asked.
 Span statementSpan(int templ, const Key& key, const Object& object, StatementRole role, bool correction);
 // Its length; the longest a template writes (a key object and the marker).

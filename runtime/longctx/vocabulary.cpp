@@ -48,6 +48,8 @@ std::optional<TaskType> taskTypeFromName(const std::string& name) {
   return std::nullopt;
 }
 
+bool canLackEvidence(TaskType t) { return t == TaskType::Retrieval || t == TaskType::Composition; }
+
 const char* authorityName(Authority a) {
   switch (a) {
     case Authority::Latest: return "latest";

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "runtime/analysis/controls.h"
+#include "runtime/longctx/protocol.h"
 #include "runtime/longctx/retrieval_control.h"
 
 namespace posc::longctx {
