@@ -6,7 +6,7 @@
     spec = importlib.util.spec_from_file_location("attention", "attention.py")
     attention = importlib.util.module_from_spec(spec); spec.loader.exec_module(attention)
     model = PoscGPT.from_safetensors("runs/NAME/seed0/final.safetensors", attention)
-    logits = model(tokens, channels)   # tokens (B, L) int64, channels (4, B, L) int64
+    logits = model(tokens, channels)   # tokens (B, L) int64, channels (5, B, L) int64: position, column, row, kind, segment
 
 The weights come from posc's final.safetensors (GPT names, docs/results.md)
 and the shape from its metadata; the attention - rotations, key zeroing, the

@@ -7,6 +7,7 @@
 #include "compiler/source/encoding.h"
 
 #include <algorithm>
+#include <set>
 
 namespace posc {
 
@@ -113,10 +114,22 @@ std::string DiagnosticEngine::render(const Diagnostic& d, bool color) const {
 }
 
 std::string DiagnosticEngine::render(bool color) const {
+  // A diagnostic raised again word for word (an error in a base experiment,
+  // met once for every experiment that extends it) is shown and counted once.
   std::string out;
-  for (const Diagnostic& d : diagnostics_) out += render(d, color);
-  if (errors_ > 0) {
-    out += fmt::format("{} error{} generated", errors_, errors_ == 1 ? "" : "s");
+  std::set<std::string> shown;
+  int repeated = 0;
+  for (const Diagnostic& d : diagnostics_) {
+    std::string text = render(d, color);
+    if (!shown.insert(text).second) {
+      repeated += d.severity == Severity::Error ? 1 : 0;
+      continue;
+    }
+    out += text;
+  }
+  const int errors = errors_ - repeated;
+  if (errors > 0) {
+    out += fmt::format("{} error{} generated", errors, errors == 1 ? "" : "s");
     if (error_limit_ > 0 && errors_ > error_limit_)
       out += fmt::format("; {} not shown (the limit is {}; --error-limit N changes it, 0 shows all)",
                          errors_ - error_limit_, error_limit_);

@@ -230,7 +230,7 @@ std::optional<std::string> emitModule(const plan::ExperimentPlan& plan, std::str
       "\"\"\"\n"
       "import json\nimport math\nimport struct\n\nimport torch\n\n"
       "EXPERIMENT = \"{}\"\nHEADS = {}\nHEAD_DIM = {}\n"
-      "CHANNELS = (\"position\", \"column\", \"row\", \"kind\")  # rows of the channels tensor\n"
+      "CHANNELS = (\"position\", \"column\", \"row\", \"kind\", \"segment\")  # rows of the channels tensor\n"
       "KINDS = {{\"digit\": 0, \"separator\": 1, \"special\": 2}}  # values of the kind channel\n\n\n",
       plan.name, plan.preset.empty() ? "" : fmt::format(" (preset {})", plan.preset), plan.source_path, plan.name,
       plan.model.heads, plan.model.head_dim);

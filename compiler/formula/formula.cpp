@@ -315,15 +315,14 @@ std::string Graph::canonical(const std::vector<NodeId>& roots) const {
 }
 
 std::string Graph::render(NodeId id) const {
-  static const char* kChannels[] = {"position", "column", "row", "kind"};
   const Node& n = node(id);
   auto r = [&](NodeId x) { return render(x); };
   const expr::OpInfo& op = expr::info(n.op);
   switch (n.op) {
     case Op::Const: return fmt::format("{}", n.value);
     case Op::Score: return "s";
-    case Op::QChannel: return fmt::format("q.{}", kChannels[n.index]);
-    case Op::KChannel: return fmt::format("k.{}", kChannels[n.index]);
+    case Op::QChannel: return fmt::format("q.{}", plan::channelName(static_cast<plan::Channel>(n.index)));
+    case Op::KChannel: return fmt::format("k.{}", plan::channelName(static_cast<plan::Channel>(n.index)));
     case Op::Head: return "h";
     case Op::Param: return fmt::format("p{}", n.index);
     case Op::Var: return fmt::format("x{}", n.index);

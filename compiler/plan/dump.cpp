@@ -117,6 +117,11 @@ std::string describeProbe(const ProbePlan& pr) {
       return fmt::format("teacher_forced: every decision of {} problems at {} digits (problem seed {}); separator "
                          "share of the {} main lookup heads",
                          pr.problems, pr.length, pr.problem_seed, pr.lookup_heads);
+    case ProbeKind::EvidenceMass:
+      return fmt::format("evidence_mass: attention of {} at the last prompt token on the evidence statement against "
+                         "N = {} distractor statements, retrieval documents of {} tokens, {} each (problem seed {}); "
+                         "margin fitted to 1 / (1 + N e^-margin) per length",
+                         headChoice(pr.head), intList(pr.distractors), intList(pr.lengths), pr.problems, pr.problem_seed);
   }
   return "?";
 }
@@ -171,15 +176,8 @@ void dumpHandset(const ExperimentPlan& p, Line& line) {
                        : "test lengths from the task"));
 }
 
-}  // namespace
-
-std::string dumpPlan(const ExperimentPlan& p) {
-  std::string o;
-  auto line = [&](const std::string& s) { o += s + "\n"; };
-  line(fmt::format("experiment {}", p.name));
-  if (!p.preset.empty()) line(fmt::format("  preset {}", p.preset));
-  for (const std::string& s : p.overrides) line(fmt::format("  override {}", s));
-
+template <typename Line>
+void dumpAddition(const ExperimentPlan& p, Line& line) {
   const TaskPlan& t = p.task;
   line("task addition");
   line(fmt::format("  {} operands, {} digit{} per token, {}", t.operands, t.digits_per_token,
@@ -191,6 +189,58 @@ std::string dumpPlan(const ExperimentPlan& p) {
   line(fmt::format("  test digits [{}], {} problems each, test seed {}", tests, t.problems_per_length, t.test_seed));
   if (t.bos) line("  a <bos> token opens every sequence");
   line("  channels: position, column, row, kind");
+}
+
+std::string taskList(const std::vector<DocumentTask>& tasks) {
+  std::string out;
+  for (DocumentTask task : tasks) out += (out.empty() ? "" : ", ") + std::string(documentTaskName(task));
+  return "[" + out + "]";
+}
+
+template <typename Line>
+void dumpDocuments(const ExperimentPlan& p, Line& line) {
+  const DocumentTaskPlan& d = p.task.documents;
+  line("task documents " + taskList(d.tasks));
+  line(fmt::format("  training prompts of {}..{} tokens, evidence depth uniform in [0, 1], distractors from {}, "
+                   "{} template{}, fresh every batch; review questions on every statement after the drawn one",
+                   d.train_min_length, d.train_max_length, intList(d.train_distractors), d.templates,
+                   d.templates == 1 ? "" : "s"));
+  line(fmt::format("  evidence absent in {} of retrieval and composition documents{}; contradictions: rule {}",
+                   num(d.absent_share), d.near_duplicates ? ", distractor keys near-duplicates" : "",
+                   authorityName(d.authority)));
+  line("  a <bos> token opens every document");
+  line("  channels: position, column 0, row 0, kind (content digit, marker separator, special), segment");
+}
+
+template <typename Line>
+void dumpDocumentEval(const ExperimentPlan& p, Line& line) {
+  const DocumentEvalPlan& e = p.eval.documents;
+  std::string depths;
+  for (double v : e.depths) depths += (depths.empty() ? "" : ", ") + num(v);
+  line(fmt::format("  protocol {} x lengths {} x depths [{}] x distractors {}{}", taskList(e.tasks), intList(e.lengths),
+                   depths, intList(e.distractors),
+                   e.fraction < 1 ? fmt::format(", a seeded {} of the cells", num(e.fraction)) : ""));
+  line(fmt::format("  {} documents per cell, {} template{}, evidence absent in {}, test seed {}; regression set: "
+                   "lengths <= {}",
+                   e.problems, e.templates, e.templates == 1 ? "" : "s", num(e.absent_share), p.task.test_seed,
+                   p.task.documents.train_max_length));
+  for (const DocumentRequirement& r : e.requirements) line("  require " + r.text);
+}
+
+}  // namespace
+
+std::string dumpPlan(const ExperimentPlan& p) {
+  std::string o;
+  auto line = [&](const std::string& s) { o += s + "\n"; };
+  line(fmt::format("experiment {}", p.name));
+  if (!p.preset.empty()) line(fmt::format("  preset {}", p.preset));
+  for (const std::string& s : p.overrides) line(fmt::format("  override {}", s));
+
+  const TaskPlan& t = p.task;
+  if (t.kind == TaskKind::Documents)
+    dumpDocuments(p, line);
+  else
+    dumpAddition(p, line);
   if (p.handset) {
     dumpHandset(p, line);
     return o;
@@ -318,6 +368,7 @@ std::string dumpPlan(const ExperimentPlan& p) {
   if (tr.init_from) line(fmt::format("  warm start from the final checkpoint of '{}' (same seed)", *tr.init_from));
   if (tr.init_file) line(fmt::format("  warm start from {} (every seed)", *tr.init_file));
   line("eval");
+  if (t.kind == TaskKind::Documents) dumpDocumentEval(p, line);
   if (p.eval.protocol == EvalProtocol::AdderBoard) line("  protocol adderboard: 10 edge cases + 10,000 pairs of random.Random(2025)");
   line(fmt::format("  greedy decoding with a KV cache, {} problems per batch{}", p.eval.batch,
                    p.eval.every > 0 ? fmt::format(", every {} steps", p.eval.every) : ""));

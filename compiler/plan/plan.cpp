@@ -15,6 +15,7 @@ const char* channelName(Channel c) {
     case Channel::Column: return "column";
     case Channel::Row: return "row";
     case Channel::Kind: return "kind";
+    case Channel::Segment: return "segment";
   }
   return "?";
 }
@@ -28,6 +29,25 @@ const char* tokenKindName(TokenKind k) {
   return "?";
 }
 
+const char* documentTaskName(DocumentTask t) {
+  switch (t) {
+    case DocumentTask::Retrieval: return "retrieval";
+    case DocumentTask::Composition: return "composition";
+    case DocumentTask::Contradiction: return "contradiction";
+    case DocumentTask::Order: return "order";
+  }
+  return "?";
+}
+
+const char* authorityName(Authority a) {
+  switch (a) {
+    case Authority::Latest: return "latest";
+    case Authority::Earliest: return "earliest";
+    case Authority::Correction: return "correction";
+  }
+  return "?";
+}
+
 const char* probeKindName(ProbeKind k) {
   switch (k) {
     case ProbeKind::Reach: return "reach";
@@ -35,6 +55,7 @@ const char* probeKindName(ProbeKind k) {
     case ProbeKind::Kernel: return "kernel";
     case ProbeKind::Bands: return "bands";
     case ProbeKind::TeacherForced: return "teacher_forced";
+    case ProbeKind::EvidenceMass: return "evidence_mass";
   }
   return "?";
 }

@@ -26,11 +26,15 @@ enum class Channel : uint8_t {
   Column,    // place value of a digit token (units = 1); 0 for non-digits
   Row,       // which operand (0, 1, ...), the answer row = operand count
   Kind,      // TokenKind as an integer
+  Segment,   // document tasks: the statement a token belongs to (1, 2, ... in
+             // order; the question one past the last; 0 elsewhere); 0 in addition
 };
-inline constexpr int kChannelCount = 4;
+inline constexpr int kChannelCount = 5;
 const char* channelName(Channel c);
 
-// Token kinds, for exemptions and sinks.
+// Token kinds, for exemptions and sinks. Document tasks use the same three:
+// content (keys, values, filler) is `digit`, template markers are
+// `separator`, <bos>/<eos>/<pad>/<none> are `special`.
 enum class TokenKind : uint8_t {
   Digit = 0,      // a token holding k digits
   Separator = 1,  // '+' and '='
@@ -47,7 +51,37 @@ struct KindSet {
 };
 
 // ---------------------------------------------------------------------------
-// The task. Only multi-operand addition exists so far.
+// The task: multi-operand addition, or the long-context documents of the
+// factorial protocol (runtime/longctx/document.h).
+enum class TaskKind : uint8_t { Addition, Documents };
+
+// The document tasks and which of two statements holds in a contradiction;
+// runtime/longctx generates and grades them.
+enum class DocumentTask : uint8_t { Retrieval, Composition, Contradiction, Order };
+inline constexpr int kDocumentTaskCount = 4;
+const char* documentTaskName(DocumentTask t);  // "retrieval", "composition", ...
+enum class Authority : uint8_t { Latest, Earliest, Correction };
+const char* authorityName(Authority a);  // "latest", "earliest", "correction"
+
+// Training documents: each one draws its task (uniformly from `tasks`),
+// prompt length (uniform in [train_min_length, train_max_length]), evidence
+// depth (uniform in [0, 1]), distractor count (uniformly one of
+// train_distractors), template (uniform below `templates`) and, for tasks
+// that may lack evidence, whether it does (probability absent_share); then
+// one of its questions uniformly, followed by review questions on its other
+// statements (runtime/longctx/sequence.h). The loss is on every answer and
+// its <eos>.
+struct DocumentTaskPlan {
+  std::vector<DocumentTask> tasks{DocumentTask::Retrieval};
+  int train_min_length = 32;  // prompt tokens, <bos> to A:
+  int train_max_length = 128;
+  std::vector<int> train_distractors{0};
+  int templates = 3;          // surface forms, 1..3
+  double absent_share = 0.0;  // retrieval, composition: documents without their evidence
+  bool near_duplicates = false;  // distractor keys share one half with the queried key
+  Authority authority = Authority::Latest;  // contradiction documents
+};
+
 enum class DigitOrder : uint8_t {
   Reversed,  // least significant digit (token) first, answer units first
   Padded,    // most significant first, operands zero-padded to the longest
@@ -55,6 +89,9 @@ enum class DigitOrder : uint8_t {
 };
 
 struct TaskPlan {
+  TaskKind kind = TaskKind::Addition;
+  DocumentTaskPlan documents;  // kind == Documents
+  // Addition (kind == Addition):
   int operands = 2;
   int digits_per_token = 1;  // k: one token holds k decimal digits
   DigitOrder order = DigitOrder::Reversed;
@@ -62,7 +99,7 @@ struct TaskPlan {
   int train_max_digits = 10; // per operand, freshly for every problem
   std::vector<int> test_digits;    // each test length (digits per operand)
   int problems_per_length = 90;
-  uint64_t test_seed = 1234;  // test problems are a function of this alone
+  uint64_t test_seed = 1234;  // test problems (and documents) are a function of this alone
   bool bos = false;  // a <bos> token opens every sequence (position 0)
 };
 
@@ -287,8 +324,40 @@ enum class EvalProtocol : uint8_t {
   AdderBoard,  // the public 10-digit leaderboard's 10 edge cases + 10,000 seeded pairs
 };
 
+// A release criterion of the document protocol: the Wilson 95% lower bound
+// of the cells that match (task, and a length, depth or distractor count
+// when given), pooled over their documents, must reach `threshold`.
+struct DocumentRequirement {
+  DocumentTask task = DocumentTask::Retrieval;
+  std::optional<int> length;
+  std::optional<double> depth;
+  std::optional<int> distractors;
+  double threshold = 0.9;
+  std::string text;  // canonical: "lower_bound(retrieval, length = 1024) >= 0.9"
+};
+
+// The factorial protocol over document tasks: every cell of tasks x lengths
+// x depths x distractors (or a seeded `fraction` of them) on `problems`
+// independently generated documents (seeded by task.test_seed); cells at or
+// below task.documents.train_max_length form the short-context regression set.
+// The front end fills in what the file leaves out: tasks, the training tasks;
+// lengths, the longest training length times 1, 2, 4, 8 and 16; distractors,
+// the largest training count.
+struct DocumentEvalPlan {
+  std::vector<DocumentTask> tasks;
+  std::vector<int> lengths;  // prompt tokens
+  std::vector<double> depths{0.0, 0.25, 0.5, 0.75, 1.0};
+  std::vector<int> distractors;
+  int templates = 3;
+  int problems = 50;
+  double absent_share = 0.0;
+  double fraction = 1.0;
+  std::vector<DocumentRequirement> requirements;
+};
+
 struct EvalPlan {
   EvalProtocol protocol = EvalProtocol::Lengths;
+  DocumentEvalPlan documents;  // task.kind == Documents
   int batch = 90;      // problems decoded together
   int every = 0;       // 0: only after training
   std::vector<PublishedAccuracy> published;
@@ -353,6 +422,7 @@ enum class ProbeKind : uint8_t {
   Kernel,         // score of a real query on its real target key, the key's column swept
   Bands,          // a head's score on target, strongest alias and sink split by rotation-pair period
   TeacherForced,  // every decision of N problems scored on its own; errors by place and carry chain
+  EvidenceMass,   // documents: a head's attention on the evidence key against N distractors, fitted margin per length
 };
 const char* probeKindName(ProbeKind k);
 
@@ -366,7 +436,8 @@ struct HeadChoice {
 struct ProbePlan {
   ProbeKind kind = ProbeKind::Reach;
   std::string name;              // output file stem, the kind's name in the source
-  std::vector<int> lengths;      // Reach, SinkShare, Bands: operand lengths in digits
+  std::vector<int> lengths;      // Reach, SinkShare, Bands: operand lengths in digits;
+                                 // EvidenceMass: prompt lengths in tokens
   int length = 0;                // Kernel, TeacherForced: operand length in digits
   int problems = 0;              // problems per length
   uint64_t problem_seed = 0;     // the probe's problems depend only on this and the length
@@ -378,8 +449,10 @@ struct ProbePlan {
   int far = 100;                 // Kernel: windows at |offset| >= far are "far"
   double fast_period = 20;       // Bands: period (columns) below which a pair is "fast"
   double slow_period = 200;      // Bands: period above which a pair is "slow"
-  HeadChoice head;               // Kernel, Bands
+  HeadChoice head;               // Kernel, Bands, EvidenceMass (chosen: the most evidence mass
+                                 // at the shortest length)
   int lookup_heads = 2;          // TeacherForced: how many main lookup heads to report
+  std::vector<int> distractors;  // EvidenceMass: distractor counts N (each >= 1) at every length
 };
 
 // ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 
 #include "compiler/parse/parser.h"
 #include "compiler/sema/attention.h"
+#include "compiler/sema/documents.h"
 #include "compiler/sema/evaluate.h"
 #include "compiler/sema/handset.h"
 #include "compiler/sema/probes.h"
@@ -61,10 +62,21 @@ struct Assembler {
     }
     if (s.append) diags.error(s.name.range, fmt::format("only attention can be extended with '+='; write '{} {{ ... }}'", name));
     std::set<std::string> seen;
+    std::vector<plan::DocumentRequirement> requirements;
+    std::vector<SourceRange> requirement_ranges;
     for (const ast::Item& it : s.items) {
+      if (name == "eval" && it.kind == ast::Item::Kind::Call && it.name.text == "require") {
+        if (auto r = buildRequirement(it, diags)) {
+          requirements.push_back(*r);
+          requirement_ranges.push_back(it.range);
+        }
+        continue;
+      }
       if (it.kind != ast::Item::Kind::Assign || !it.options.empty()) {
         Diagnostic& d = diags.error(it.range, fmt::format("the {} section holds settings written 'name = value'", name));
         if (it.kind == ast::Item::Kind::Use) d.hint = "components are used in the attention section";
+        if (name == "eval" && it.kind == ast::Item::Kind::Call)
+          d.hint = "besides settings, the eval section holds release criteria: require(lower_bound(retrieval) >= 0.9)";
         continue;
       }
       if (!seen.insert(it.name.text).second) {
@@ -78,6 +90,12 @@ struct Assembler {
       if (applySetting(name, it.name.text, it.name.range, *v, ctx)) {
         written[name + "." + it.name.text] = it.value->range;
       }
+    }
+    // A section's requirements replace those of the experiment it extends.
+    if (!requirements.empty()) {
+      for (size_t i = 0; i < plan.eval.documents.requirements.size(); ++i) written.erase(fmt::format("eval.require.{}", i));
+      plan.eval.documents.requirements = requirements;
+      for (size_t i = 0; i < requirement_ranges.size(); ++i) written[fmt::format("eval.require.{}", i)] = requirement_ranges[i];
     }
   }
 
@@ -198,11 +216,22 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
   if (diags.errorCount() > errors_before) return std::nullopt;
   SettingsContext ctx = a.context();
   checkSettings(target->name.range, ctx);
+  checkDocumentSettings(target->name.range, ctx);
   if (diags.errorCount() > errors_before) return std::nullopt;
   checkMemory(target->name.range, ctx);
   if (diags.errorCount() > errors_before) return std::nullopt;
   if (request.on_cpu && a.handset.empty()) checkPrecision(target->name.range, ctx);
   buildAttention(a.attention, program, a.plan, sources, diags);
+  if (a.plan.task.kind == plan::TaskKind::Documents && !a.plan.attention.sampled_channels.empty()) {
+    Diagnostic& d = diags.error(target->name.range, fmt::format("randomised channels ({}) are not available for document tasks",
+                                                                a.plan.attention.sampled_channels.front().origin));
+    d.hint = "their evaluation labels are drawn per addition problem; document tasks train and evaluate on plain channels";
+  }
+  if (!a.handset.empty() && a.plan.task.kind == plan::TaskKind::Documents) {
+    Diagnostic& d = diags.error(a.handset.front()->name.range, "hand-set weights are written for the addition task");
+    d.hint = "a document experiment trains its model; the analytic retrieval head is `posc analyze`'s retrieval(...)";
+    return std::nullopt;
+  }
   if (!a.handset.empty()) {
     buildHandset(a.handset, target->name.range, a.plan, diags);
     checkHandsetSettings(target->name.range, ctx);

@@ -13,7 +13,11 @@ namespace posc::sema {
 using Op = plan::FormulaNode::Op;
 
 const std::vector<std::string>& channelNames() {
-  static const std::vector<std::string> names = {"position", "column", "row", "kind"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (int c = 0; c < plan::kChannelCount; ++c) out.push_back(plan::channelName(static_cast<plan::Channel>(c)));
+    return out;
+  }();
   return names;
 }
 

@@ -72,6 +72,15 @@ const std::vector<KindInfo>& kinds() {
         {"problems", "int >= 1", "problems (default 150)"},
         {"lookup_heads", "int >= 1", "main lookup heads whose separator share is reported (default 2)"},
         {"seed", "int >= 0", "seed of the probe's problems (default: task.test_seed)"}}},
+      {ProbeKind::EvidenceMass,
+       "documents: a head's attention on the evidence key against N distractor keys; margin fitted to 1 / (1 + N e^-m) per length",
+       {{"lengths", "list or range of int", "prompt lengths in tokens (default: the protocol's lengths)"},
+        {"step", "int >= 1", "step of a range of lengths (default 1)"},
+        {"distractors", "list of int >= 1", "distractor counts N at every length (default [1, 4, 16])"},
+        {"problems", "int >= 1", "retrieval documents per length and count, depths spread evenly (default 20)"},
+        {"layer", "int or auto", "layer of the head (default auto: the most evidence mass at the shortest length)"},
+        {"head", "int or auto", "head (default auto)"},
+        {"seed", "int >= 0", "seed of the probe's documents (default: task.test_seed)"}}},
   };
   return k;
 }
@@ -170,6 +179,8 @@ struct ProbeBuilder {
   }
 
   void lengths(std::vector<int>& out) {
+    const bool tokens = info.kind == ProbeKind::EvidenceMass;
+    const int lo = tokens ? 8 : 1, hi = tokens ? (1 << 20) : 100000;
     const Value* v = find("lengths");
     int step = 1;
     integer("step", 1, INT_MAX, step);
@@ -179,16 +190,17 @@ struct ProbeBuilder {
       for (long long i = v->lo; i < v->hi; i += step) xs.push_back(static_cast<int>(i));
     } else {
       for (const Value& e : v->kind == Value::Kind::List ? v->elements : std::vector<Value>{*v}) {
-        if (!e.isInteger() || e.number < 1 || e.number > 100000) {
-          diags.error(e.range, fmt::format("'lengths' holds operand lengths (integers 1..100000), not {}", e.describe()));
+        if (!e.isInteger() || e.number < lo || e.number > hi) {
+          diags.error(e.range, fmt::format("'lengths' holds {} (integers {}..{}), not {}",
+                                           tokens ? "prompt lengths in tokens" : "operand lengths", lo, hi, e.describe()));
           ok = false;
           return;
         }
         xs.push_back(static_cast<int>(e.number));
       }
     }
-    if (xs.empty() || xs.front() < 1) {
-      diags.error(v->range, "'lengths' needs at least one length, each at least 1");
+    if (xs.empty() || xs.front() < lo) {
+      diags.error(v->range, fmt::format("'lengths' needs at least one length, each at least {}", lo));
       ok = false;
       return;
     }
@@ -221,7 +233,40 @@ struct ProbeBuilder {
     }
   }
 
+  // Distractor counts N >= 1 (with none, the evidence has nothing to beat).
+  void distractors(std::vector<int>& out) {
+    const Value* v = find("distractors");
+    if (!v) return;
+    std::vector<int> xs;
+    for (const Value& e : v->kind == Value::Kind::List ? v->elements : std::vector<Value>{*v}) {
+      if (!e.isInteger() || e.number < 1 || e.number > 100000) {
+        diags.error(e.range, fmt::format("'distractors' holds counts (integers 1..100000), not {}", e.describe()));
+        ok = false;
+        return;
+      }
+      xs.push_back(static_cast<int>(e.number));
+    }
+    if (xs.empty()) {
+      fail(*v, "distractors", "at least one count");
+      return;
+    }
+    out = xs;
+  }
+
+  // Addition probes read digits and columns; evidence_mass reads documents.
+  bool fitsTask() {
+    const bool documents = plan.task.kind == plan::TaskKind::Documents;
+    if (documents == (info.kind == ProbeKind::EvidenceMass)) return true;
+    Diagnostic& d = diags.error(item.name.range, fmt::format("the {} probe measures the {} task, and this experiment's task is {}",
+                                                             item.name.text, documents ? "addition" : "documents",
+                                                             documents ? "documents" : "addition"));
+    d.hint = documents ? "document experiments take evidence_mass(...)"
+                       : "evidence_mass needs task { kind = documents }";
+    return false;
+  }
+
   std::optional<ProbePlan> build() {
+    if (!fitsTask()) return std::nullopt;
     if (!collect()) return std::nullopt;
     const plan::TaskPlan& task = plan.task;
     const plan::ModelPlan& model = plan.model;
@@ -306,6 +351,16 @@ struct ProbeBuilder {
           d.hint = "lookup_heads counts heads over every layer";
           ok = false;
         }
+        break;
+      case ProbeKind::EvidenceMass:
+        p.lengths = plan.eval.documents.lengths;
+        p.distractors = {1, 4, 16};
+        p.problems = 20;
+        lengths(p.lengths);
+        distractors(p.distractors);
+        integer("problems", 1, 1000000, p.problems);
+        layerOrHead("layer", model.layers, p.head.layer);
+        layerOrHead("head", model.heads, p.head.head);
         break;
     }
     if (!ok) return std::nullopt;

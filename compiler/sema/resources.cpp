@@ -39,6 +39,7 @@ int channelMaximum(const plan::TaskPlan& task, plan::Channel channel, int digits
     case plan::Channel::Column: return (digits + 1 + per - 1) / per;
     case plan::Channel::Row: return task.operands;
     case plan::Channel::Kind: break;
+    case plan::Channel::Segment: return 0;  // addition has no statements
   }
   return 7;  // TokenKind values fit in 0..7 (plan::KindSet)
 }
@@ -47,12 +48,15 @@ MemoryEstimate estimateMemory(const plan::ExperimentPlan& plan) {
   const plan::ModelPlan& m = plan.model;
   const double value = m.precision == plan::Precision::F64 ? 8 : 4;
   const double w = m.width, hidden = m.mlp_hidden, layers = m.layers, heads = m.heads;
-  const double vocab = std::pow(10.0, std::max(1, plan.task.digits_per_token)) + 6;
+  const bool documents = plan.task.kind == plan::TaskKind::Documents;
+  // Document tokens (runtime/longctx: 310 ids); a prompt, an answer of at most two tokens and <eos>.
+  const double vocab = documents ? 310 : std::pow(10.0, std::max(1, plan.task.digits_per_token)) + 6;
   const double weights = layers * (4 * w * w + 2 * w * hidden + 8 * w) + 2 * vocab * w;
 
   MemoryEstimate e;
   e.parameters = weights * value * 4;  // weights, gradients, two AdamW moments
-  e.tokens_train = sequenceTokens(plan.task, plan.task.train_max_digits);
+  e.tokens_train = documents ? plan.task.documents.train_max_length + 3
+                             : sequenceTokens(plan.task, plan.task.train_max_digits);
   const double batch = plan.train.batch, L = e.tokens_train;
   // Kept for the backward pass, per layer and token: the projections, norms,
   // the MLP's hidden layer twice, and the attention probabilities and scores.
@@ -60,9 +64,10 @@ MemoryEstimate estimateMemory(const plan::ExperimentPlan& plan) {
   e.training = kProcessBytes + e.parameters + batch * L * per_token * value;
 
   int longest = 0;
-  for (int d : plan.task.test_digits) longest = std::max(longest, d);
-  e.tokens_eval = sequenceTokens(plan.task, longest);
-  const double problems = plan.task.problems_per_length, T = e.tokens_eval;
+  for (int d : documents ? plan.eval.documents.lengths : plan.task.test_digits) longest = std::max(longest, d);
+  e.tokens_eval = documents ? longest + 3 : sequenceTokens(plan.task, longest);
+  const double problems = documents ? plan.eval.documents.problems : plan.task.problems_per_length;
+  const double T = e.tokens_eval;
   // Measured (posc run with 1,000,000 problems of 3 digits and 300,000 of
   // 10, one step of training): 450 bytes per problem plus 48 per token of its
   // sequence (digit vectors, prompts, generated tokens, results).
@@ -100,18 +105,22 @@ void checkMemory(SourceRange at, SettingsContext& ctx) {
     auto it = ctx.written.find(key);
     return it == ctx.written.end() ? at : it->second;
   };
-  if (!p.task.test_digits.empty() && e.evaluation > memory) {
+  const bool documents = p.task.kind == plan::TaskKind::Documents;
+  if ((documents || !p.task.test_digits.empty()) && e.evaluation > memory) {
     const bool problems_drive = e.problems > e.evaluation / 2;
     Diagnostic& d = ctx.diags.error(
-        where(problems_drive ? "task.problems_per_length" : "task.test_digits"),
+        where(documents ? (problems_drive ? "eval.problems" : "eval.lengths")
+                        : (problems_drive ? "task.problems_per_length" : "task.test_digits")),
         fmt::format("evaluation needs about {} of memory, more than 80% of this machine's {}",
                     gigabytes(e.evaluation), gigabytes(machine)));
     d.notes.push_back({{}, fmt::format("the largest test length is {} tokens; {} test problems of it take about "
                                        "{}, and decoding {} at a time about {} more",
-                                       e.tokens_eval, p.task.problems_per_length, gigabytes(e.problems),
-                                       std::min(p.eval.batch, p.task.problems_per_length),
+                                       e.tokens_eval, documents ? p.eval.documents.problems : p.task.problems_per_length,
+                                       gigabytes(e.problems),
+                                       std::min(p.eval.batch, documents ? p.eval.documents.problems : p.task.problems_per_length),
                                        gigabytes(e.evaluation - e.problems))});
-    d.hint = problems_drive ? "use fewer problems_per_length" : "test shorter lengths, or lower eval.batch";
+    d.hint = problems_drive ? (documents ? "use fewer eval.problems" : "use fewer problems_per_length")
+                            : "test shorter lengths, or lower eval.batch";
   }
   if (e.training > memory) {
     Diagnostic& d = ctx.diags.error(where("train.batch"),
@@ -119,7 +128,8 @@ void checkMemory(SourceRange at, SettingsContext& ctx) {
                                                 gigabytes(e.training), gigabytes(machine)));
     d.notes.push_back({{}, fmt::format("{} sequences of {} tokens through {} layers of width {}", p.train.batch,
                                        e.tokens_train, p.model.layers, p.model.width)});
-    d.hint = "lower train.batch or train_max_digits, or use a smaller model";
+    d.hint = documents ? "lower train.batch or train_max_length, or use a smaller model"
+                       : "lower train.batch or train_max_digits, or use a smaller model";
   }
 }
 

@@ -89,6 +89,39 @@ struct Checker {
   }
 };
 
+// A list of words (or one word), e.g. the document tasks.
+template <typename E>
+bool wordList(Checker& c, const std::vector<std::pair<std::string, E>>& words, std::vector<E>& out) {
+  std::vector<E> values;
+  // Each element is checked as one word: "'ordr' is not a valid task".
+  const std::string noun = c.setting.size() > 1 && c.setting.back() == 's' ? c.setting.substr(0, c.setting.size() - 1) : c.setting;
+  for (const Value& e : c.v.kind == Kind::List ? c.v.elements : std::vector<Value>{c.v}) {
+    Checker element{e, c.diags, noun};
+    E x{};
+    if (!element.word(words, x)) return false;
+    if (std::find(values.begin(), values.end(), x) != values.end()) {
+      c.diags.error(e.range, fmt::format("'{}' is listed twice", e.text));
+      return false;
+    }
+    values.push_back(x);
+  }
+  if (values.empty()) return c.fail("at least one value");
+  out = std::move(values);
+  return true;
+}
+
+const std::vector<std::pair<std::string, plan::DocumentTask>>& documentTaskWords() {
+  static const std::vector<std::pair<std::string, plan::DocumentTask>> words = [] {
+    std::vector<std::pair<std::string, plan::DocumentTask>> out;
+    for (int i = 0; i < plan::kDocumentTaskCount; ++i) {
+      auto t = static_cast<plan::DocumentTask>(i);
+      out.emplace_back(plan::documentTaskName(t), t);
+    }
+    return out;
+  }();
+  return words;
+}
+
 struct Setting {
   std::string name;
   std::string type;
@@ -102,6 +135,11 @@ const std::map<std::string, Table>& tables() {
   static const std::map<std::string, Table> t = {
       {"task",
        {
+           {"kind", "addition | documents", "the task: multi-operand addition, or long-context documents",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::TaskKind>({{"addition", plan::TaskKind::Addition}, {"documents", plan::TaskKind::Documents}},
+                                            x.plan.task.kind);
+            }},
            {"operands", "int >= 2", "how many numbers are added",
             [](Checker& c, SettingsContext& x) { return c.integer(2, 1000, x.plan.task.operands); }},
            {"digits_per_token", "int 1..4", "k: decimal digits held by one token",
@@ -123,6 +161,29 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.integer(0, LLONG_MAX, x.plan.task.test_seed); }},
            {"bos", "bool", "a <bos> token opens every sequence",
             [](Checker& c, SettingsContext& x) { return c.boolean(x.plan.task.bos); }},
+           {"tasks", "list of retrieval | composition | contradiction | order", "documents: the tasks trained on",
+            [](Checker& c, SettingsContext& x) { return wordList(c, documentTaskWords(), x.plan.task.documents.tasks); }},
+           {"train_min_length", "int >= 8", "documents: shortest training prompt, in tokens",
+            [](Checker& c, SettingsContext& x) { return c.integer(8, 1 << 20, x.plan.task.documents.train_min_length); }},
+           {"train_max_length", "int >= 8", "documents: longest training prompt, in tokens (fresh documents every batch)",
+            [](Checker& c, SettingsContext& x) { return c.integer(8, 1 << 20, x.plan.task.documents.train_max_length); }},
+           {"train_distractors", "list of int", "documents: distractor counts drawn for training documents",
+            [](Checker& c, SettingsContext& x) {
+              return c.integers(0, 100000, "at least one count", x.plan.task.documents.train_distractors);
+            }},
+           {"templates", "int 1..3", "documents: surface forms of statements and questions",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 3, x.plan.task.documents.templates); }},
+           {"absent_share", "real 0..1", "documents: share of retrieval and composition documents without their evidence",
+            [](Checker& c, SettingsContext& x) { return c.real(0, 1, x.plan.task.documents.absent_share); }},
+           {"near_duplicates", "bool", "documents: each distractor key shares one half with the queried key",
+            [](Checker& c, SettingsContext& x) { return c.boolean(x.plan.task.documents.near_duplicates); }},
+           {"authority", "latest | earliest | correction", "documents: which of two contradicting statements holds",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::Authority>({{"latest", plan::Authority::Latest},
+                                              {"earliest", plan::Authority::Earliest},
+                                              {"correction", plan::Authority::Correction}},
+                                             x.plan.task.documents.authority);
+            }},
        }},
       {"model",
        {
@@ -277,6 +338,38 @@ const std::map<std::string, Table>& tables() {
               x.plan.eval.published_source = c.v.text;
               return true;
             }},
+           {"tasks", "list of retrieval | composition | contradiction | order",
+            "documents: the protocol's tasks (default: the training tasks)",
+            [](Checker& c, SettingsContext& x) { return wordList(c, documentTaskWords(), x.plan.eval.documents.tasks); }},
+           {"lengths", "list of int", "documents: prompt lengths of the protocol (default: 1, 2, 4, 8, 16 x the longest training one)",
+            [](Checker& c, SettingsContext& x) {
+              return c.integers(8, 1 << 20, "at least one length", x.plan.eval.documents.lengths);
+            }},
+           {"depths", "list of real 0..1", "documents: evidence depths of the protocol (fraction of the body)",
+            [](Checker& c, SettingsContext& x) {
+              std::vector<double> depths;
+              for (const Value& e : c.v.kind == Kind::List ? c.v.elements : std::vector<Value>{c.v}) {
+                Checker element{e, c.diags, c.setting};
+                double d;
+                if (!element.real(0, 1, d)) return false;
+                depths.push_back(d);
+              }
+              if (depths.empty()) return c.fail("at least one depth");
+              x.plan.eval.documents.depths = depths;
+              return true;
+            }},
+           {"distractors", "list of int", "documents: distractor counts of the protocol (default: the largest training one)",
+            [](Checker& c, SettingsContext& x) {
+              return c.integers(0, 100000, "at least one count", x.plan.eval.documents.distractors);
+            }},
+           {"templates", "int 1..3", "documents: problem i of a cell uses template i mod templates",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 3, x.plan.eval.documents.templates); }},
+           {"problems", "int >= 1", "documents: independently generated documents per cell",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 1000000, x.plan.eval.documents.problems); }},
+           {"absent_share", "real 0..1", "documents: share of retrieval and composition documents without their evidence",
+            [](Checker& c, SettingsContext& x) { return c.real(0, 1, x.plan.eval.documents.absent_share); }},
+           {"fraction", "real 0..1", "documents: share of the cross product run (a seeded choice of cells)",
+            [](Checker& c, SettingsContext& x) { return c.real(0, 1, x.plan.eval.documents.fraction, true); }},
        }},
   };
   return t;

@@ -3,7 +3,7 @@
 usage: check_model.py MODULE.py MODEL.safetensors DATA.safetensors TOLERANCE
 
 MODULE is the experiment's `posc emit flex` module, MODEL the checkpoint posc
-wrote, DATA `tokens` (B, L), `channels` (4, B, L) and posc's `logits`
+wrote, DATA `tokens` (B, L), `channels` (5, B, L) and posc's `logits`
 (B, L, vocab) for them. Exits 1 when the largest logit difference exceeds
 TOLERANCE or the greedy choice (argmax) differs anywhere.
 """

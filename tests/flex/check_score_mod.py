@@ -3,7 +3,7 @@
 usage: check_score_mod.py MODULE.py DATA.safetensors TOLERANCE
 
 DATA holds what posc computed for one experiment (tests/flex/flex_test.cpp):
-`scores` (B, H, L, L) before the score terms, `channels` (4, B, L), the score
+`scores` (B, H, L, L) before the score terms, `channels` (5, B, L), the score
 parameters as `param.<name>`, and `expected`: posc's attention probabilities
 after the score terms and the causal mask. The score_mod is applied
 elementwise as FlexAttention defines it - here to the dense score tensor, with

@@ -103,6 +103,21 @@ TEST_F(Golden, ExamplePlans) {
   }
 }
 
+TEST_F(Golden, Plans) {
+  auto files = posFiles("tests/golden/plan", false);
+  ASSERT_GE(files.size(), 1u);
+  for (const fs::path& f : files) {
+    SCOPED_TRACE(f.string());
+    posc::driver::Compilation c;
+    posc::driver::CompileRequest r;
+    r.path = f.string();
+    ASSERT_TRUE(c.compile(r)) << c.diags.render(false);
+    fs::path expected = f;
+    expected.replace_extension(".plan");
+    compareGolden(expected, posc::plan::dumpPlan(*c.plan));
+  }
+}
+
 TEST_F(Golden, EveryExampleAndStdlibModuleChecks) {
   for (const char* dir : {"examples", "stdlib"}) {
     for (const fs::path& f : posFiles(dir, true)) {
