@@ -56,7 +56,19 @@ int minimumLength(const DocumentSpec& spec) {
     case TaskType::Order: evidence = 2 * statementLength(templ, false, false); break;
   }
   int distractor = spec.task == TaskType::Composition ? longestStatement(templ) - 1 : statementLength(templ, false, false);
-  return 1 + headerLength(spec) + questionLength(spec) + evidence + std::max(0, spec.distractors) * distractor;
+  // Pieces placed at their depth split the body's free room into one more
+  // region than there are pieces; beside each piece up to distractor - 1
+  // tokens may be too few for a distractor, so that much more room makes
+  // every depth fit.
+  int anchored = 0;
+  switch (spec.task) {
+    case TaskType::Retrieval: anchored = spec.evidence_present ? 1 : 0; break;
+    case TaskType::Composition: anchored = spec.evidence_present ? 2 : 1; break;
+    case TaskType::Contradiction: anchored = 2; break;
+    case TaskType::Order: anchored = 1; break;
+  }
+  const int slack = spec.distractors > 0 ? anchored * (distractor - 1) : 0;
+  return 1 + headerLength(spec) + questionLength(spec) + evidence + std::max(0, spec.distractors) * distractor + slack;
 }
 
 Document generate(const DocumentSpec& spec) {
@@ -167,7 +179,10 @@ Document generate(const DocumentSpec& spec) {
       Span first_statement = statementSpan(templ, queried, value(), StatementRole::Evidence, false);
       Span second_statement = statementSpan(templ, second, value(), StatementRole::Evidence, false);
       int gap = rng.draw(kOrderGap + 1);
-      int room = body - first_statement.size() - second_statement.size();
+      // The gap takes only room the distractors do not need (minimumLength).
+      const int d = statementLength(templ, false, false);
+      const int reserved = spec.distractors > 0 ? spec.distractors * d + (d - 1) : 0;
+      int room = body - first_statement.size() - second_statement.size() - reserved;
       gap = std::min(gap, std::max(0, room));
       Span pair = std::move(first_statement);
       for (int i = 0; i < gap; ++i) pair.tokens.push_back(token::kFirstFiller + rng.draw(kFillerWords));

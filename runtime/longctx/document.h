@@ -56,16 +56,17 @@
 #include <string>
 #include <vector>
 
+#include "compiler/plan/plan.h"
+
 namespace posc::longctx {
 
-enum class TaskType : uint8_t { Retrieval, Composition, Contradiction, Order };
-inline constexpr int kTaskTypeCount = 4;
-const char* taskTypeName(TaskType t);  // "retrieval", ...
-std::optional<TaskType> taskTypeFromName(const std::string& name);
-
-// Which of two statements about one key holds (contradiction).
-enum class Authority : uint8_t { Latest, Earliest, Correction };
-const char* authorityName(Authority a);  // "latest", "earliest", "correction"
+// The task types and the contradiction rule are the plan's (a `.pos` file
+// names them); their names too.
+using TaskType = plan::DocumentTask;
+inline constexpr int kTaskTypeCount = plan::kDocumentTaskCount;
+using Authority = plan::Authority;  // which of two statements about one key holds
+using plan::authorityName;
+inline const char* taskTypeName(TaskType t) { return plan::documentTaskName(t); }
 
 // Whether a task's documents may leave out their evidence (retrieval and
 // composition ask about a key the document never states; the correct answer
@@ -163,7 +164,10 @@ struct Document {
 // near-duplicate distractors than the key space allows, ...).
 Document generate(const DocumentSpec& spec);
 
-// The fewest prompt tokens a spec's statements and question need (filler 0).
+// The fewest prompt tokens with which a spec can be laid out at every depth:
+// its statements and question, and beside each piece placed at its depth the
+// room (up to a distractor's length less one) that may be too small for a
+// distractor. generate() lays out every spec of at least this length.
 int minimumLength(const DocumentSpec& spec);
 
 }  // namespace posc::longctx

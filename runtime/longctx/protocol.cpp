@@ -12,15 +12,17 @@
 #include "runtime/task/python_random.h"
 
 namespace posc::longctx {
-namespace {
 
-// SplitMix64's finaliser: mixes one word into a seed.
-uint64_t mix(uint64_t seed, uint64_t word) {
+uint64_t mixSeed(uint64_t seed, uint64_t word) {
   uint64_t z = seed + 0x9e3779b97f4a7c15ULL + word * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
+
+namespace {
+
+uint64_t mix(uint64_t seed, uint64_t word) { return mixSeed(seed, word); }
 
 // The tokens before <eos> (all of them when it never came).
 std::vector<int32_t> untilEos(const std::vector<int32_t>& generated) {

@@ -42,6 +42,10 @@
 
 namespace posc::longctx {
 
+// SplitMix64's finaliser: mixes one word into a seed (the documents of a
+// cell, a probe's documents).
+uint64_t mixSeed(uint64_t seed, uint64_t word);
+
 struct Factors {
   std::vector<TaskType> tasks = {TaskType::Retrieval};
   std::vector<int> lengths = {256};
@@ -126,15 +130,9 @@ std::vector<CellResult> runProtocol(const Factors& factors, const Answerer& answ
 
 // A release criterion: the Wilson lower bound of the cells that match its
 // filters (task, and optionally one length, depth or distractor count),
-// pooled over their documents, must reach `threshold`.
-struct Requirement {
-  TaskType task = TaskType::Retrieval;
-  std::optional<int> length;
-  std::optional<double> depth;
-  std::optional<int> distractors;
-  double threshold = 0.9;
-  std::string text;  // as written, for reports: "lower_bound(retrieval, length = 1024) >= 0.9"
-};
+// pooled over their documents, must reach `threshold`. A `.pos` file writes
+// it (plan.h), so the plan owns it.
+using Requirement = plan::DocumentRequirement;
 struct RequirementResult {
   Requirement requirement;
   int cells = 0, documents = 0, correct = 0;

@@ -66,6 +66,23 @@ HeadAttention retrievalHeadAttention(const Document& doc, double margin, const a
   return out;
 }
 
+double evidenceShare(const Document& doc, const std::vector<double>& weights) {
+  if (doc.questions.empty() || doc.spec.task == TaskType::Order)
+    throw std::invalid_argument("the evidence share needs a question about one key (order documents have two)");
+  const Key asked = askedKey(doc.questions[0]);
+  if (weights.size() != doc.context.size() + doc.questions[0].tokens.size())
+    throw std::invalid_argument(fmt::format("attention over {} tokens for a prompt of {}", weights.size(),
+                                            doc.context.size() + doc.questions[0].tokens.size()));
+  double evidence = 0.0, statements = 0.0;
+  for (const Statement& st : doc.statements) {
+    double mass = 0.0;
+    for (int i = st.begin; i < st.end; ++i) mass += weights[static_cast<size_t>(i)];
+    statements += mass;
+    if (st.key == asked) evidence += mass;
+  }
+  return statements > 0.0 ? evidence / statements : std::numeric_limits<double>::quiet_NaN();
+}
+
 MarginFit fitMargin(const std::vector<std::pair<int, double>>& samples) {
   MarginFit fit;
   std::vector<double> margins;

@@ -44,6 +44,18 @@ struct HeadAttention {
 HeadAttention retrievalHeadAttention(const Document& doc, double margin,
                                      const analysis::KernelEvaluator* bias = nullptr);
 
+// The share of a head's statement attention that lands on the evidence:
+// `weights` is its attention at the last prompt token over the main prompt;
+// the result is the mass on the statements about the asked key over the
+// mass on every statement. For the analytic head this is evidence_mass (its
+// attention is on key tokens only). A trained head may read any token of a
+// statement (the key, or the value after it) and also attends outside the
+// statements; the share sets that aside, so it is the probability the law
+// 1 / (1 + N e^(-m)) describes. NaN when the head puts no mass on any
+// statement. Throws std::invalid_argument for a document without a single
+// asked key, or weights of another length.
+double evidenceShare(const Document& doc, const std::vector<double>& weights);
+
 struct MarginFit {
   double margin = 0.0;        // least-squares m over the points used
   double rms_residual = 0.0;  // of logit(p) + log N - m

@@ -30,34 +30,7 @@ int indexAfter(const std::string& text, size_t prefix, int count) {
 
 }  // namespace
 
-const char* taskTypeName(TaskType t) {
-  switch (t) {
-    case TaskType::Retrieval: return "retrieval";
-    case TaskType::Composition: return "composition";
-    case TaskType::Contradiction: return "contradiction";
-    case TaskType::Order: return "order";
-  }
-  return "?";
-}
-
-std::optional<TaskType> taskTypeFromName(const std::string& name) {
-  for (int i = 0; i < kTaskTypeCount; ++i) {
-    auto t = static_cast<TaskType>(i);
-    if (name == taskTypeName(t)) return t;
-  }
-  return std::nullopt;
-}
-
 bool canLackEvidence(TaskType t) { return t == TaskType::Retrieval || t == TaskType::Composition; }
-
-const char* authorityName(Authority a) {
-  switch (a) {
-    case Authority::Latest: return "latest";
-    case Authority::Earliest: return "earliest";
-    case Authority::Correction: return "correction";
-  }
-  return "?";
-}
 
 TokenClass tokenClass(int32_t t) {
   if (t <= token::kNone) return TokenClass::Special;

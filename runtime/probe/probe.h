@@ -51,6 +51,8 @@ ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& 
 ProbeResult runBands(const plan::ProbePlan& probe, const plan::ExperimentPlan& plan, std::vector<SeedModel>& models);
 ProbeResult runTeacherForced(const plan::ProbePlan& probe, const plan::ExperimentPlan& plan,
                              std::vector<SeedModel>& models);
+ProbeResult runEvidenceMass(const plan::ProbePlan& probe, const plan::ExperimentPlan& plan,
+                            std::vector<SeedModel>& models);
 ProbeResult runProbe(const plan::ProbePlan& probe, const plan::ExperimentPlan& plan, std::vector<SeedModel>& models);
 
 // The Markdown page of one result (title, settings, findings, tables, a link to the SVG).

@@ -48,22 +48,86 @@ std::string relativeLink(const fs::path& target, const fs::path& base) {
 
 }  // namespace
 
-RunSummary readRun(const fs::path& dir) {
+namespace {
+
+// The experiment[-preset] a plan.txt names.
+std::string variantOf(const std::string& plan, const fs::path& dir) {
+  static const std::regex exp_re(R"(^experiment (\S+))", std::regex::multiline);
+  static const std::regex preset_re(R"(^  preset (\S+))", std::regex::multiline);
+  std::smatch m;
+  if (!std::regex_search(plan, m, exp_re))
+    throw std::runtime_error(fmt::format("'{}': plan.txt names no experiment", (dir / "plan.txt").string()));
+  std::string variant = m[1];
+  if (std::regex_search(plan, m, preset_re)) variant += "-" + m[1].str();
+  return variant;
+}
+
+// A document run's protocol.csv as per-task records: correct answers and
+// documents per (seed, length), pooled over depths and distractor counts.
+std::vector<RunSummary> readDocumentRun(const fs::path& dir, const std::string& plan, const std::string& csv) {
+  static const std::regex train_re(R"(training prompts of \d+\.\.(\d+) tokens)");
+  std::smatch m;
+  const int train = std::regex_search(plan, m, train_re) ? std::stoi(m[1]) : 0;
+  const std::string variant = variantOf(plan, dir);
+  std::istringstream in(csv);
+  std::string line;
+  std::vector<std::string> header;
+  auto split = [](const std::string& l) {
+    std::vector<std::string> cells;
+    std::stringstream ls(l);
+    for (std::string c; std::getline(ls, c, ',');) cells.push_back(c);
+    return cells;
+  };
+  if (std::getline(in, line)) header = split(line);
+  auto column = [&](const std::string& name) -> size_t {
+    auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end())
+      throw std::runtime_error(fmt::format("'{}': no column '{}'", (dir / "protocol.csv").string(), name));
+    return static_cast<size_t>(it - header.begin());
+  };
+  const size_t seed = column("seed"), task = column("task"), length = column("length"), documents = column("documents"),
+               correct = column("correct");
+  std::map<std::string, std::map<std::pair<uint64_t, int>, std::pair<int, int>>> tally;  // task -> (seed, length)
+  std::vector<std::string> tasks;
+  for (int row = 2; std::getline(in, line); ++row) {
+    const std::vector<std::string> cells = split(line);
+    try {
+      if (cells.size() < header.size()) throw std::invalid_argument("short row");
+      if (std::find(tasks.begin(), tasks.end(), cells[task]) == tasks.end()) tasks.push_back(cells[task]);
+      auto& t = tally[cells[task]][{std::stoull(cells[seed]), std::stoi(cells[length])}];
+      t.first += std::stoi(cells[correct]);
+      t.second += std::stoi(cells[documents]);
+    } catch (const std::exception&) {
+      throw std::runtime_error(fmt::format("'{}': line {} is malformed", (dir / "protocol.csv").string(), row));
+    }
+  }
+  std::vector<RunSummary> out;
+  for (const std::string& t : tasks) {
+    RunSummary r;
+    r.dir = dir;
+    r.variant = variant + " · " + t;
+    r.train_max_digits = train;
+    r.unit = "tokens";
+    for (const auto& [key, counts] : tally[t]) r.records.push_back({key.first, key.second, counts.first, counts.second});
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<RunSummary> readRun(const fs::path& dir) {
   const auto plan = results::readFileText(dir / "plan.txt");
   if (!plan) throw std::runtime_error(fmt::format("'{}' is not a results folder (no plan.txt)", dir.string()));
+  if (auto protocol = results::readFileText(dir / "protocol.csv")) return readDocumentRun(dir, *plan, *protocol);
   const auto csv = results::readFileText(dir / "accuracy.csv");
   if (!csv)
     throw std::runtime_error(fmt::format("'{}' has no accuracy.csv (the run did not finish a seed)", dir.string()));
   RunSummary r;
   r.dir = dir;
-  static const std::regex exp_re(R"(^experiment (\S+))", std::regex::multiline);
-  static const std::regex preset_re(R"(^  preset (\S+))", std::regex::multiline);
+  r.variant = variantOf(*plan, dir);
   static const std::regex train_re(R"(training operands of \d+\.\.(\d+) digits)");
   std::smatch m;
-  if (!std::regex_search(*plan, m, exp_re))
-    throw std::runtime_error(fmt::format("'{}': plan.txt names no experiment", (dir / "plan.txt").string()));
-  r.variant = m[1];
-  if (std::regex_search(*plan, m, preset_re)) r.variant += "-" + m[1].str();
   if (std::regex_search(*plan, m, train_re)) r.train_max_digits = std::stoi(m[1]);
   parsePublished(*plan, r);
   try {
@@ -71,25 +135,27 @@ RunSummary readRun(const fs::path& dir) {
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(fmt::format("'{}': {}", (dir / "accuracy.csv").string(), e.what()));
   }
-  return r;
+  return {r};
 }
 
 std::vector<RunSummary> collectRuns(const std::vector<fs::path>& roots) {
   std::vector<RunSummary> runs;
   for (const fs::path& root : roots) {
-    if (fs::exists(root / "accuracy.csv") || fs::exists(root / "plan.txt")) {
-      runs.push_back(readRun(root));
+    if (fs::exists(root / "accuracy.csv") || fs::exists(root / "protocol.csv") || fs::exists(root / "plan.txt")) {
+      for (RunSummary& r : readRun(root)) runs.push_back(std::move(r));
       continue;
     }
     if (!fs::is_directory(root)) throw std::runtime_error(fmt::format("'{}' is not a folder", root.string()));
     std::vector<fs::path> found;
     for (const auto& e : fs::recursive_directory_iterator(root))
-      if (e.is_regular_file() && e.path().filename() == "accuracy.csv") found.push_back(e.path().parent_path());
+      if (e.is_regular_file() && (e.path().filename() == "accuracy.csv" || e.path().filename() == "protocol.csv"))
+        found.push_back(e.path().parent_path());
     if (found.empty())
       throw std::runtime_error(
-          fmt::format("'{}' holds no finished runs (no accuracy.csv in it or below it)", root.string()));
+          fmt::format("'{}' holds no finished runs (no accuracy.csv or protocol.csv in it or below it)", root.string()));
     std::sort(found.begin(), found.end());
-    for (const fs::path& d : found) runs.push_back(readRun(d));
+    for (const fs::path& d : found)
+      for (RunSummary& r : readRun(d)) runs.push_back(std::move(r));
   }
   return runs;
 }
@@ -100,7 +166,7 @@ std::vector<VariantRow> compareRuns(const std::vector<RunSummary>& runs) {
   for (const RunSummary& run : runs) {
     auto it = std::find_if(rows.begin(), rows.end(), [&](const VariantRow& r) { return r.variant == run.variant; });
     if (it == rows.end()) {
-      rows.push_back({run.variant, {}, {}, {}, run.published, run.published_source, run.train_max_digits});
+      rows.push_back({run.variant, {}, {}, {}, run.published, run.published_source, run.train_max_digits, run.unit});
       it = rows.end() - 1;
     }
     it->runs.push_back(run.dir);
@@ -138,8 +204,10 @@ std::vector<VariantRow> compareRuns(const std::vector<RunSummary>& runs) {
 plot::Chart reachChart(const std::vector<VariantRow>& rows, const std::string& title) {
   plot::Chart chart;
   chart.title = title;
-  chart.x_label = "digits per operand";
-  chart.y_label = "exact-match accuracy (%), mean and range over seeds";
+  const bool tokens = !rows.empty() && rows.front().unit == "tokens";
+  chart.x_label = tokens ? "prompt length (tokens)" : "digits per operand";
+  chart.y_label = tokens ? "accuracy (%) over documents, mean and range over seeds"
+                         : "exact-match accuracy (%), mean and range over seeds";
   chart.y_min = 0;
   chart.y_max = 100;
   int lo = 1 << 30, hi = 0, trained = 0;
@@ -165,6 +233,12 @@ plot::Chart reachChart(const std::vector<VariantRow>& rows, const std::string& t
 
 ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::path& page_dir, const std::string& title) {
   const std::vector<VariantRow> rows = compareRuns(runs);
+  for (const VariantRow& row : rows)
+    if (row.unit != rows.front().unit)
+      throw std::runtime_error(fmt::format("'{}' is a run on {} and '{}' one on {}: compare them on separate pages",
+                                           rows.front().variant, rows.front().unit == "tokens" ? "documents" : "addition",
+                                           row.variant, row.unit == "tokens" ? "documents" : "addition"));
+  const bool tokens = !rows.empty() && rows.front().unit == "tokens";
   std::set<int> lengths;
   for (const VariantRow& row : rows)
     for (const VariantCell& c : row.cells) lengths.insert(c.digits);
@@ -172,7 +246,7 @@ ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::pa
   ComparisonPage page;
   // Long-format CSV for scripts.
   plot::Table csv;
-  csv.columns = {"variant", "digits", "seeds", "mean", "min", "max", "published_mean"};
+  csv.columns = {"variant", tokens ? "length" : "digits", "seeds", "mean", "min", "max", "published_mean"};
   for (const VariantRow& row : rows)
     for (const VariantCell& c : row.cells)
       csv.addRow({row.variant, std::to_string(c.digits), std::to_string(c.seeds), pct(c.mean), pct(c.min), pct(c.max),
@@ -182,7 +256,7 @@ ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::pa
   // The page's table: variants as rows, lengths as columns.
   plot::Table table;
   table.columns = {"variant", "seeds"};
-  for (int d : lengths) table.columns.push_back(fmt::format("{} digits", d));
+  for (int d : lengths) table.columns.push_back(fmt::format("{} {}", d, tokens ? "tokens" : "digits"));
   table.columns.push_back("runs");
   bool any_published_here = false;
   for (const VariantRow& row : rows) {
@@ -217,8 +291,11 @@ ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::pa
   }
 
   std::string md = fmt::format("# {}\n\n", title);
-  md += "Exact-match accuracy (%) per test length: the mean over seeds, with the min-max range in parentheses "
-        "when there is more than one seed";
+  md += tokens ? "Accuracy (%) per prompt length over the protocol's documents (pooled over depths and distractor "
+                "counts; each run's summary.md has every cell and its lower bound): the mean over seeds, with the "
+                "min-max range in parentheses when there is more than one seed"
+              : "Exact-match accuracy (%) per test length: the mean over seeds, with the min-max range in parentheses "
+                "when there is more than one seed";
   md += any_published_here ? "; \"pub.\" is the source's published mean at that length, for the source's own "
                              "configuration (listed under Published figures), which a preset may shrink.\n\n"
                            : ".\n\n";

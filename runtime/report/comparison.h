@@ -6,7 +6,10 @@
 //
 // Built from the results folders alone (plan.txt for the experiment, preset
 // and published figures; accuracy.csv for the measurements), so it can be
-// rebuilt at any time. Written as comparison.md, a self-contained
+// rebuilt at any time. A run on the document protocol (protocol.csv) gives
+// one row per task, "variant · task", its accuracy per prompt length pooled
+// over depths and distractor counts; addition and document runs are not
+// compared on one page. Written as comparison.md, a self-contained
 // comparison.html, comparison.csv (one row per variant and length) and
 // reach.svg. No LibTorch here.
 #pragma once
@@ -28,15 +31,19 @@ struct RunSummary {
   std::vector<results::LengthAccuracy> records;
   std::vector<plan::PublishedAccuracy> published;
   std::string published_source;
-  int train_max_digits = 0;  // 0: not recorded
+  int train_max_digits = 0;  // 0: not recorded (documents: the longest training prompt)
+  std::string unit = "digits";  // of LengthAccuracy::digits: "digits" (per operand) or "tokens" (prompt)
 };
 
-// Reads one results folder (plan.txt and accuracy.csv). Throws
-// std::runtime_error naming the folder and the missing or malformed file.
-RunSummary readRun(const std::filesystem::path& dir);
+// Reads one results folder: an addition run (plan.txt and accuracy.csv) as
+// one summary, a document run (plan.txt and protocol.csv) as one per task.
+// Throws std::runtime_error naming the folder and the missing or malformed
+// file.
+std::vector<RunSummary> readRun(const std::filesystem::path& dir);
 
 // The results folders among `roots`: each root that is one, else every
-// folder below it that holds accuracy.csv (a study folder), in path order.
+// folder below it that holds accuracy.csv or protocol.csv (a study folder),
+// in path order.
 // Throws std::runtime_error when a root holds none.
 std::vector<RunSummary> collectRuns(const std::vector<std::filesystem::path>& roots);
 
@@ -56,6 +63,7 @@ struct VariantRow {
   std::vector<plan::PublishedAccuracy> published;
   std::string published_source;
   int train_max_digits = 0;
+  std::string unit = "digits";
 };
 
 // Rows in order of first appearance in `runs`.
@@ -65,7 +73,8 @@ struct ComparisonPage {
   std::string markdown, html, csv, reach_svg;
 };
 
-// Links to the runs are written relative to `page_dir`.
+// Links to the runs are written relative to `page_dir`. Throws
+// std::runtime_error when addition and document runs are mixed.
 ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const std::filesystem::path& page_dir,
                                const std::string& title = "Comparison");
 

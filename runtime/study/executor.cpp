@@ -144,17 +144,21 @@ std::vector<JobOutcome> executeLocally(const std::vector<Job>& jobs, const Execu
     running.erase(it);
     const double wall = std::chrono::duration<double>(Clock::now() - started[i]).count();
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    JobRecord rec{code == 0, code, wall, jobs[i].plan_hash};
+    // A document run that missed a release criterion still finished: its
+    // results are written, and the study compares them.
+    const bool finished_run = code == 0 || code == runtime::kUnmetRequirement;
+    JobRecord rec{finished_run, code, wall, jobs[i].plan_hash};
     std::string record_error;
     try {
       writeJobRecord(jobs[i], rec);
     } catch (const std::exception& e) {
       record_error = e.what();
     }
-    if (code == 0 && record_error.empty()) {
+    if (finished_run && record_error.empty()) {
       ran[i] = true;
-      finish(i, {JobOutcome::Kind::Ran, 0, wall, ""});
-      log(fmt::format("[{}/{}] done     {} in {}", finished, n, jobs[i].label(), duration(wall)));
+      finish(i, {JobOutcome::Kind::Ran, code, wall, ""});
+      log(fmt::format("[{}/{}] done     {} in {}{}", finished, n, jobs[i].label(), duration(wall),
+                      code == 0 ? "" : " (a release criterion was not met)"));
     } else {
       const std::string why = !record_error.empty() ? record_error
                               : WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))

@@ -125,6 +125,8 @@ struct Batch {
   std::array<std::vector<int64_t>, plan::kChannelCount> channels;
 };
 Batch makeBatch(const std::vector<Sequence>& sequences, const Vocabulary& vocab);
+// The same for any task: `pad` fills the rows past each sequence's end.
+Batch makeBatch(const std::vector<Sequence>& sequences, int64_t pad);
 Batch sampleTrainingBatch(const plan::TaskPlan& task, const Tokenizer& tok, int batch,
                           std::mt19937_64& rng);
 

@@ -49,6 +49,10 @@ void fillRow(Batch& b, int r, const Sequence& s) {
 }  // namespace
 
 Batch makeBatch(const std::vector<Sequence>& sequences, const Vocabulary& vocab) {
+  return makeBatch(sequences, vocab.pad());
+}
+
+Batch makeBatch(const std::vector<Sequence>& sequences, int64_t pad) {
   size_t length = 0;
   for (const Sequence& s : sequences) {
     for (const auto& channel : s.channels)
@@ -57,7 +61,7 @@ Batch makeBatch(const std::vector<Sequence>& sequences, const Vocabulary& vocab)
     length = std::max(length, s.tokens.size());
   }
   Batch b;
-  allocate(b, static_cast<int>(sequences.size()), static_cast<int>(length), vocab.pad());
+  allocate(b, static_cast<int>(sequences.size()), static_cast<int>(length), pad);
   for (size_t r = 0; r < sequences.size(); ++r) fillRow(b, static_cast<int>(r), sequences[r]);
   return b;
 }

@@ -88,6 +88,7 @@ class SequenceWriter {
     channel(Channel::Column).push_back(column);
     channel(Channel::Row).push_back(row);
     channel(Channel::Kind).push_back(static_cast<int64_t>(kind));
+    channel(Channel::Segment).push_back(0);  // addition has no statements
     s_.tokens.push_back(token);
   }
   // `tokens` chunks of n: units first (reversed) or most significant first

@@ -20,9 +20,13 @@
 
 #include <fmt/format.h>
 
+#include "runtime/eval/documents.h"
 #include "runtime/eval/greedy.h"
+#include "runtime/longctx/protocol_report.h"
+#include "runtime/longctx/sequence.h"
 #include "runtime/probe/probe.h"
 #include "runtime/results/atomic_file.h"
+#include "runtime/results/protocol_files.h"
 #include "runtime/results/tables.h"
 #include "compiler/jit/compiled.h"
 #include "runtime/model/fused_attention.h"
@@ -134,10 +138,13 @@ struct Run {
   bool resuming = false;
   train::RunStatus status;
   std::optional<results::JsonLinesLog> metrics;
-  std::vector<results::LengthAccuracy> records;  // every evaluated seed's accuracy
+  bool documents = false;                        // the long-context protocol, not test lengths
+  std::vector<results::LengthAccuracy> records;  // every evaluated seed's accuracy (addition)
+  std::vector<results::SeedCells> cells;         // every evaluated seed's protocol cells (documents)
   double tokens = 0, seconds = 0;                // training throughput
   std::vector<probe::SeedModel> trained;         // for the declared probes
   std::vector<std::string> final_errors;         // final.pt files that could not be written
+  std::vector<std::string> unmet;                // release criteria the run did not meet
 };
 
 // A warm start reads <init_root>/<init_from>[-<preset>]/seed<N>/final.pt: the
@@ -168,6 +175,12 @@ void checkRequest(Run& run) {
   run.out_dir = options.out_dir.empty() ? fs::path(run.plan.name) : fs::path(options.out_dir);
   run.init_root = options.init_root.empty() ? defaultInitRoot(run.out_dir) : fs::path(options.init_root);
   run.bar = options.progress_bar.value_or(::isatty(fileno(stderr)) != 0);
+  run.documents = run.plan.task.kind == plan::TaskKind::Documents;
+  if (run.documents) {
+    const std::string problem = longctx::checkTrainingSpecs(run.plan.task.documents);
+    if (!problem.empty())
+      throw UserError(problem + " (lower task.train_distractors or raise task.train_min_length)");
+  }
   if (run.plan.train.init_file && !fs::exists(*run.plan.train.init_file))
     throw UserError(fmt::format("warm start: '{}' not found", *run.plan.train.init_file));
   if (!run.plan.train.init_from) return;
@@ -208,7 +221,7 @@ void openFolder(Run& run) {
 
   if (run.resuming) run.metrics.emplace(results::JsonLinesLog::reopen(run.out_dir / "metrics.jsonl"));
   else run.metrics.emplace(run.out_dir / "metrics.jsonl");
-  if (!run.resuming) return;
+  if (!run.resuming || run.documents) return;  // a document run evaluates its finished seeds again
   // The committed seeds' results; anything later is computed again.
   try {
     for (const auto& r : results::parseAccuracyCsv(results::readFileText(run.out_dir / "accuracy.csv").value_or("")))
@@ -235,6 +248,21 @@ model::Gpt buildSeedModel(Run& run, uint64_t seed) {
   return model;
 }
 
+// Evaluation during training, on a document task: the protocol's cells at
+// training lengths (the regression set), pooled per task.
+void evaluateRegressionSet(Run& run, uint64_t seed, int step, model::Gpt& model) {
+  const plot::Table table = results::lengthTable(eval::evaluateDocuments(model, run.plan, true));
+  std::string line = fmt::format("seed {} step {} accuracy:", seed, step);
+  std::string json = fmt::format(R"({{"seed":{},"step":{},"eval":{{)", seed, step);
+  for (size_t i = 0; i < table.rows.size(); ++i) {
+    const auto& row = table.rows[i];  // task, length, ..., accuracy (column 6)
+    line += fmt::format(" {} {} {}", row[0], row[1], row[6]);
+    json += fmt::format(R"({}"{} {}":{})", i ? "," : "", row[0], row[1], row[6]);
+  }
+  run.metrics->append(json + "}}");
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 // Stage 4: the seed's weights: loaded from a final.pt an earlier process
 // wrote, or trained (from a resume point or the warm start where there is
 // one). Returns false when the seed was also evaluated earlier (nothing more
@@ -251,7 +279,7 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
     } catch (const std::runtime_error& e) {
       throw UserError(fmt::format("{}; start over with --fresh", e.what()));
     }
-    if (run.status.seedDone(seed)) {
+    if (run.status.seedDone(seed) && !run.documents) {
       std::fprintf(stderr, "seed %llu: trained and evaluated earlier\n", static_cast<unsigned long long>(seed));
       if (!plan.probes.empty()) run.trained.push_back({seed, model});
       return false;
@@ -284,6 +312,10 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
   ctx.resume_every = resumeInterval(plan.train);
   ctx.plan_hash = run.options.plan_hash;
   ctx.evaluate = [&](int step) {
+    if (run.documents) {
+      evaluateRegressionSet(run, seed, step, model);
+      return;
+    }
     std::string line = fmt::format("seed {} step {} accuracy:", seed, step);
     std::string json = fmt::format(R"({{"seed":{},"step":{},"eval":{{)", seed, step);
     bool first = true;
@@ -312,10 +344,52 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
   return true;
 }
 
+// The seed is marked done once its final.pt exists.
+void markSeedDone(Run& run, uint64_t seed) {
+  if (fs::exists(run.out_dir / fmt::format("seed{}", seed) / "final.pt")) {
+    if (!run.status.seedDone(seed)) run.status.seeds_done.push_back(seed);  // a document run evaluates again
+    run.status.metrics_lines = run.metrics->lines().size();
+  }
+  run.status.seed.reset();
+  run.status.step = 0;
+  train::writeStatus(run.out_dir, run.status);
+}
+
+// Stage 5 on a document task: every cell of the protocol, one progress line
+// per cell, the protocol's files rewritten with every seed so far.
+void evaluateSeedDocuments(Run& run, uint64_t seed, model::Gpt& model) {
+  const plan::ExperimentPlan& plan = run.plan;
+  const auto t0 = std::chrono::steady_clock::now();
+  const longctx::CellPlan planned = longctx::planCells(eval::protocolFactors(plan));
+  for (const auto& [cell, why] : planned.skipped)
+    std::fprintf(stderr, "seed %llu: %s left out: %s\n", static_cast<unsigned long long>(seed),
+                 longctx::describe(cell).c_str(), why.c_str());
+  size_t done = 0;
+  std::vector<longctx::CellResult> cells = eval::evaluateDocuments(model, plan, false, [&](const longctx::CellResult& r) {
+    std::fprintf(stderr, "seed %llu cell %zu/%zu: %s: %d/%d correct, lower bound %.3f\n",
+                 static_cast<unsigned long long>(seed), ++done, planned.cells.size(), longctx::describe(r.cell).c_str(),
+                 r.correct, r.documents, r.lower_bound);
+  });
+  std::fprintf(stderr, "seed %llu evaluated in %.1fs: %zu cells\n", static_cast<unsigned long long>(seed),
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), cells.size());
+  run.cells.push_back({seed, std::move(cells)});
+  try {
+    results::writeProtocolFiles(run.out_dir, plan, run.cells);
+  } catch (const std::exception& e) {
+    throw UserError(fmt::format("cannot write the protocol's results: {}", e.what()));
+  }
+  if (!plan.probes.empty()) run.trained.push_back({seed, model});
+  markSeedDone(run, seed);
+}
+
 // Stage 5: exact-match accuracy per test length, rewritten into accuracy.csv
 // and summary.md; the seed is marked done once its final.pt exists.
 void evaluateSeed(Run& run, uint64_t seed, model::Gpt& model) {
   const plan::ExperimentPlan& plan = run.plan;
+  if (run.documents) {
+    evaluateSeedDocuments(run, seed, model);
+    return;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<results::LengthAccuracy> seed_records = eval::evaluateLengths(model, plan, seed);
   const double eval_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -327,20 +401,22 @@ void evaluateSeed(Run& run, uint64_t seed, model::Gpt& model) {
   writeOrFail(run.out_dir / "accuracy.csv", results::accuracyCsv(run.records));
   writeOrFail(run.out_dir / "summary.md", results::summaryMarkdown(plan.name, run.records, plan.eval));
   if (!plan.probes.empty()) run.trained.push_back({seed, model});
-  if (fs::exists(run.out_dir / fmt::format("seed{}", seed) / "final.pt")) {
-    run.status.seeds_done.push_back(seed);
-    run.status.metrics_lines = run.metrics->lines().size();
-  }
-  run.status.seed.reset();
-  run.status.step = 0;
-  train::writeStatus(run.out_dir, run.status);
+  markSeedDone(run, seed);
 }
 
 // Stage 6: the accuracy table, then the declared probes on every seed's model.
 void reportAndProbe(Run& run) {
   const plan::ExperimentPlan& plan = run.plan;
   if (run.seconds > 0) std::fprintf(stderr, "training throughput: %.0f tokens/s\n", run.tokens / run.seconds);
-  std::fputs(results::renderMarkdown(results::accuracySummaryTable(run.records, plan.eval.published)).c_str(), stdout);
+  if (run.documents) {
+    std::fputs(plot::toMarkdown(results::lengthTable(results::allCells(run.cells))).c_str(), stdout);
+    const auto verdicts = results::checkRequirements(plan, run.cells);
+    if (!verdicts.empty()) std::fputs(("\n" + plot::toMarkdown(longctx::requirementTable(verdicts))).c_str(), stdout);
+    for (const auto& v : verdicts)
+      if (!v.met) run.unmet.push_back(v.requirement.text);
+  } else {
+    std::fputs(results::renderMarkdown(results::accuracySummaryTable(run.records, plan.eval.published)).c_str(), stdout);
+  }
   std::fflush(stdout);
   if (!plan.probes.empty()) {
     try {
@@ -405,9 +481,12 @@ int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options) {
   run.status.state = "finished";                         // 7. done
   run.status.seed.reset();
   train::writeStatus(run.out_dir, run.status);
-  std::fprintf(stderr, "results in %s (plan.txt, metrics.jsonl, accuracy.csv, summary.md, seed*/final.{pt,safetensors}%s)\n",
-               run.out_dir.string().c_str(), plan.probes.empty() ? "" : ", probes/");
-  return 0;
+  std::fprintf(stderr, "results in %s (plan.txt, metrics.jsonl, %s, summary.md, seed*/final.{pt,safetensors}%s)\n",
+               run.out_dir.string().c_str(),
+               run.documents ? "protocol.csv, requirements.csv, heatmaps/" : "accuracy.csv",
+               plan.probes.empty() ? "" : ", probes/");
+  for (const std::string& r : run.unmet) std::fprintf(stderr, "posc: release criterion not met: %s\n", r.c_str());
+  return run.unmet.empty() ? 0 : kUnmetRequirement;
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 //
 // For each seed of the plan: build the model, train it (optionally warm-started
 // from another run's checkpoint), evaluate exact-match accuracy per test length
-// with greedy KV-cache decoding, and write a results folder:
+// (or, on a document task, every cell of the long-context protocol) with
+// greedy KV-cache decoding, and write a results folder:
 //
 //   <out>/plan.txt          the resolved plan (posc emit plan), with version and source hash
 //   <out>/source.pos        the experiment's source text
@@ -14,6 +15,9 @@
 //   <out>/status.json       running / interrupted / failed / finished (train/run_folder.h)
 //   <out>/.lock             held by the process that runs into the folder
 //   <out>/summary.md        the per-length accuracy table printed at the end
+//   <out>/protocol.csv, requirements.csv, heatmaps/*.svg
+//                           document tasks, instead of accuracy.csv
+//                           (runtime/results/protocol_files.h)
 //   <out>/probes/<name>.{csv,md,svg}  the declared probes, run after the last seed
 //                           (runtime/probe); `posc report` adds report.md / report.html
 //
@@ -70,7 +74,12 @@ struct RunOptions {
   std::string continue_command;   // printed when a run is interrupted
 };
 
-// Returns 0 on success. Throws UserError for user-fixable problems.
+// runExperiment's status when a document run finished but missed one of its
+// release criteria (eval { require(...) }); every result is written.
+inline constexpr int kUnmetRequirement = 3;
+
+// Returns 0 on success, kUnmetRequirement as above. Throws UserError for
+// user-fixable problems.
 int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options);
 
 // The CPU threads worth using for a model's training step on `cores` cores.

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/longctx/sequence.h"
 #include "runtime/model/fused_attention.h"
 #include "runtime/train/run_experiment.h"
 #include "runtime/train/checkpoint.h"
@@ -230,12 +231,16 @@ torch::Tensor trainingLoss(model::Gpt& model, const BatchTensors& batch, const t
   return nll.sum() / static_cast<double>(std::max<int64_t>(1, wanted.size(0)));
 }
 
+int64_t vocabularySize(const plan::TaskPlan& task) {
+  if (task.kind == plan::TaskKind::Documents) return longctx::kModelVocabulary;
+  return task::Tokenizer(task).vocabulary().size();
+}
+
 std::mt19937_64 dataRng(uint64_t seed) { return std::mt19937_64(splitmix64(seed)); }
 
 model::Gpt buildModel(const plan::ExperimentPlan& plan, uint64_t seed, torch::Device device) {
   torch::manual_seed(seed);
-  task::Tokenizer tokenizer(plan.task);
-  model::Gpt gpt(plan, tokenizer.vocabulary().size());
+  model::Gpt gpt(plan, vocabularySize(plan.task));
   gpt->to(device);
   return gpt;
 }
@@ -323,7 +328,9 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       for (auto& group : optimizer.param_groups())
         static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
 
-      task::Batch batch = task::sampleTrainingBatch(plan.task, tokenizer, tp.batch, rng);
+      task::Batch batch = plan.task.kind == plan::TaskKind::Documents
+                              ? longctx::sampleTrainingBatch(plan.task.documents, tp.batch, rng)
+                              : task::sampleTrainingBatch(plan.task, tokenizer, tp.batch, rng);
       task::randomizeChannels(plan.attention.sampled_channels, batch, rng);
       const BatchTensors bt = toTensors(batch, ctx.device);
       const torch::Tensor stretch = sampleStretch(plan.attention, batch.batch, rng, float_type, ctx.device);

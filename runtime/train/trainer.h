@@ -5,7 +5,8 @@
 // std::mt19937_64 seeded from the seed, so a seed's data stream does not
 // depend on the device or the thread count.
 //
-// One optimiser step: sample a fresh batch of problems, turn it into tensors
+// One optimiser step: sample a fresh batch of problems (addition problems or
+// long-context documents, runtime/longctx/sequence.h), turn it into tensors
 // (tokens (B, L), channels (C, B, L)), sample per-sequence stretch factors if a
 // rotation declares a distribution, forward (under bf16 autocast for
 // Bf16Mixed), cross-entropy on the answer positions, backward, clip, set the
@@ -71,6 +72,10 @@ torch::Tensor sampleEmbedOffsets(const plan::AttentionPlan& attention, int64_t b
 // sampleEmbedOffsets gives them, or undefined.
 torch::Tensor trainingLoss(model::Gpt& model, const BatchTensors& batch, const torch::Tensor& stretch,
                            bool bf16, const torch::Tensor& embed_offsets = {});
+
+// Rows of the token embedding for a task: the addition vocabulary, or every
+// document token.
+int64_t vocabularySize(const plan::TaskPlan& task);
 
 // The data-stream generator of a seed.
 std::mt19937_64 dataRng(uint64_t seed);

@@ -148,9 +148,9 @@ TEST(LongContextProtocol, FractionChoosesASeededSubsetInGridOrder) {
 TEST(LongContextProtocol, SkipsCellsTooShortForTheirDistractors) {
   Factors f;
   f.lengths = {32, 256};
-  f.distractors = {0, 40};
+  f.distractors = {0, 30};
   CellPlan plan = planCells(f);
-  ASSERT_EQ(plan.cells.size(), 3u);  // 32 with 40 distractors cannot be laid out
+  ASSERT_EQ(plan.cells.size(), 3u);  // 32 with 30 distractors cannot be laid out
   ASSERT_EQ(plan.skipped.size(), 1u);
   EXPECT_EQ(plan.skipped[0].first.length, 32);
   EXPECT_NE(plan.skipped[0].second.find("at least"), std::string::npos);

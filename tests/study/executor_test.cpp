@@ -37,7 +37,7 @@ Fixture fourJobs(const std::string& name) {
   fs::remove_all(f.root);
   const std::string a_marker = (f.root / "aa" / "marker").string();
   f.jobs.push_back(shellJob(f.root, "aa", "sleep 0.3; echo trained > '" + a_marker + "'; echo a ran"));
-  f.jobs.push_back(shellJob(f.root, "bb", "echo b is failing >&2; exit 3"));
+  f.jobs.push_back(shellJob(f.root, "bb", "echo b is failing >&2; exit 5"));
   f.jobs.push_back(shellJob(f.root, "cc", "echo c ran"));
   f.jobs.back().after = 1;
   f.jobs.push_back(shellJob(f.root, "dd", "test -f '" + a_marker + "' && echo d ran after a"));
@@ -55,7 +55,7 @@ TEST(StudyExecutor, RunsInWarmStartOrderAndKeepsResultsWhenOneJobFails) {
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0].kind, Kind::Ran);
   EXPECT_EQ(out[1].kind, Kind::Failed);
-  EXPECT_EQ(out[1].exit_code, 3);
+  EXPECT_EQ(out[1].exit_code, 5);
   EXPECT_EQ(out[2].kind, Kind::NotRun);
   EXPECT_NE(out[2].reason.find("bb seed 0"), std::string::npos) << out[2].reason;
   EXPECT_EQ(out[3].kind, Kind::Ran) << testing::readFile(f.root / "dd" / "run.log");
@@ -69,10 +69,34 @@ TEST(StudyExecutor, RunsInWarmStartOrderAndKeepsResultsWhenOneJobFails) {
   EXPECT_EQ(jobState(f.jobs[3]), JobState::Done);
   const auto rec = readJobRecord(f.jobs[1].out_dir);
   ASSERT_TRUE(rec);
-  EXPECT_EQ(rec->exit_code, 3);
+  EXPECT_EQ(rec->exit_code, 5);
   EXPECT_FALSE(rec->done);
   bool reported = false;
   for (const auto& l : lines) reported |= l.find("FAILED") != std::string::npos && l.find("bb seed 0") != std::string::npos;
+  EXPECT_TRUE(reported);
+}
+
+// Exit status 3 is a document run that finished and missed a release
+// criterion: its results are written, so the job is done and its dependants run.
+TEST(StudyExecutor, AnUnmetReleaseCriterionStillFinishesTheJob) {
+  Fixture f = fourJobs("exec_unmet");
+  f.jobs[1].command = {"/bin/sh", "-c", "echo criterion not met >&2; exit 3"};
+  std::vector<std::string> lines;
+  ExecuteOptions o;
+  o.slots = 2;
+  o.log = [&](const std::string& l) { lines.push_back(l); };
+  const auto out = executeLocally(f.jobs, o);
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[1].kind, Kind::Ran);
+  EXPECT_EQ(out[1].exit_code, 3);
+  EXPECT_EQ(out[2].kind, Kind::Ran);  // c starts from b
+  EXPECT_EQ(jobState(f.jobs[1]), JobState::Done);
+  const auto rec = readJobRecord(f.jobs[1].out_dir);
+  ASSERT_TRUE(rec);
+  EXPECT_TRUE(rec->done);
+  EXPECT_EQ(rec->exit_code, 3);
+  bool reported = false;
+  for (const auto& l : lines) reported |= l.find("a release criterion was not met") != std::string::npos;
   EXPECT_TRUE(reported);
 }
 

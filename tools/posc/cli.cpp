@@ -119,6 +119,7 @@ options of commands that compile an experiment:
 
 Run `posc COMMAND --help` for one command's own options.
 Exit codes: 0 success, 2 a problem with the input or the command line,
+3 `posc run` finished but missed a release criterion (require(...)),
 1 an internal error.
 )";
   return s;

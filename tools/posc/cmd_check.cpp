@@ -176,6 +176,12 @@ int runCheck(const std::vector<std::string>& args) {
         if (co.aliases) std::printf("alias check: %s has hand-set weights; nothing to predict\n\n", plan.name.c_str());
         continue;
       }
+      if (plan.task.kind == plan::TaskKind::Documents) {  // the check's geometry is addition's columns
+        if (co.aliases)
+          std::printf("alias check: %s is a document task; the check predicts aliases of addition's digit lookups\n\n",
+                      plan.name.c_str());
+        continue;
+      }
       probe::AliasGeometry geometry = probe::aliasGeometry(plan, co.target_score);
       geometry.model = co.model;
       probe::AliasReport report;

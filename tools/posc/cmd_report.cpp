@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
 
 #include "runtime/report/comparison.h"
@@ -60,7 +61,12 @@ int runReport(const std::vector<std::string>& args) {
       throw UsageError{"posc report: several folders need --out PAGE_DIR for the comparison page"};
     const fs::path page_dir = out.empty() ? dirs[0] : fs::path(out);
     const std::vector<report::RunSummary> runs = report::collectRuns(dirs);
-    for (const report::RunSummary& run : runs) report::writeReport(run.dir, report::buildReport(run.dir));
+    std::vector<fs::path> written;  // a document run is one summary per task, one report
+    for (const report::RunSummary& run : runs) {
+      if (std::find(written.begin(), written.end(), run.dir) != written.end()) continue;
+      report::writeReport(run.dir, report::buildReport(run.dir));
+      written.push_back(run.dir);
+    }
     std::string title = "Comparison";
     if (dirs.size() == 1) {
       fs::path p = dirs[0].lexically_normal();
@@ -68,7 +74,7 @@ int runReport(const std::vector<std::string>& args) {
       title += " of " + p.filename().string();
     }
     report::writeComparison(page_dir, report::buildComparison(runs, page_dir, title));
-    std::fprintf(stderr, "comparison of %zu runs in %s\n", runs.size(), (page_dir / "comparison.html").string().c_str());
+    std::fprintf(stderr, "comparison of %zu runs in %s\n", written.size(), (page_dir / "comparison.html").string().c_str());
   } catch (const std::runtime_error& e) {
     std::fprintf(stderr, "posc: error: %s\n", e.what());
     return 2;

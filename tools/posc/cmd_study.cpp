@@ -65,10 +65,11 @@ std::string selfPath() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "posc";
 }
 
-// "10d 100.0% 20d 43.3%": a finished run's accuracy per length.
+// "10d 100.0% 20d 43.3%" (documents: "128t 97.0% ..."): a finished run's accuracy per length.
 std::string accuracyLine(const report::RunSummary& run) {
   std::string line;
-  for (const auto& r : run.records) line += fmt::format(" {}d {:.1f}%", r.digits, 100.0 * r.accuracy());
+  const char* unit = run.unit == "tokens" ? "t" : "d";
+  for (const auto& r : run.records) line += fmt::format(" {}{} {:.1f}%", r.digits, unit, 100.0 * r.accuracy());
   return line;
 }
 
@@ -159,8 +160,10 @@ int runStudy(const std::vector<std::string>& args) {
     if (kind == study::JobOutcome::Kind::NotRun) ++not_run;
     if (kind != study::JobOutcome::Kind::Ran && kind != study::JobOutcome::Kind::Skipped) continue;
     try {
-      runs.push_back(report::readRun(jobs[i].out_dir));
-      std::fprintf(stderr, "  %-40s%s\n", jobs[i].label().c_str(), accuracyLine(runs.back()).c_str());
+      for (report::RunSummary& r : report::readRun(jobs[i].out_dir)) {
+        runs.push_back(std::move(r));
+        std::fprintf(stderr, "  %-40s%s\n", runs.back().variant.c_str(), accuracyLine(runs.back()).c_str());
+      }
       report::writeReport(jobs[i].out_dir, report::buildReport(jobs[i].out_dir));
     } catch (const std::runtime_error& e) {
       std::fprintf(stderr, "posc: warning: %s\n", e.what());

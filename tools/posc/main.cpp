@@ -2,7 +2,8 @@
 // cmd_*.cpp files (see cli.h); `posc --help` lists them.
 //
 // Exit codes: 0 success, 2 a problem with the input or the command line
-// (reported with file:line:col and a caret), 1 an internal error.
+// (reported with file:line:col and a caret), 3 `posc run` finished but
+// missed a release criterion of its document protocol, 1 an internal error.
 #include <fmt/format.h>
 
 #include <cstdio>

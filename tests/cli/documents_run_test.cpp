@@ -1,0 +1,135 @@
+// End to end through the command line on a document task: `posc run` trains,
+// runs every cell of the protocol, writes the long-format table, the release
+// criteria, the heatmaps and the evidence-mass probe, and exits with 3 when a
+// criterion is not met.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "tests/common/files.h"
+#include "tests/common/run_posc.h"
+
+namespace fs = std::filesystem;
+using posc::testing::readFile;
+
+namespace {
+
+int run(const std::string& args, const fs::path& log) { return posc::testing::runPoscLogged(args, log); }
+
+// RFC 4180 rows (a requirement's text holds commas and is quoted).
+std::vector<std::vector<std::string>> csv(const fs::path& p) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(readFile(p));
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cells.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ',' && !quoted) {
+        cells.emplace_back();
+      } else {
+        cells.back() += c;
+      }
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+size_t column(const std::vector<std::string>& header, const std::string& name) {
+  for (size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return i;
+  ADD_FAILURE() << "no column " << name;
+  return 0;
+}
+
+TEST(DocumentRun, WritesTheProtocolAndExitsThreeOnAnUnmetCriterion) {
+  const fs::path out = fs::path(testing::TempDir()) / "posc_documents_tiny";
+  fs::remove_all(out);
+  const fs::path log = fs::path(testing::TempDir()) / "posc_documents_tiny.log";
+  ASSERT_EQ(run("run tests/cli/documents_tiny.pos --no-progress --threads 1 --out '" + out.string() + "'", log), 3)
+      << readFile(log);
+  const std::string printed = readFile(log);
+  EXPECT_NE(printed.find("release criterion not met: lower_bound(retrieval, length = 64) >= 0.99"), std::string::npos)
+      << printed;
+
+  // protocol.csv: one row per cell (2 tasks x 2 lengths x 2 depths x 2 distractor counts), 6 documents each.
+  const auto rows = csv(out / "protocol.csv");
+  ASSERT_EQ(rows.size(), 17u) << readFile(out / "protocol.csv");
+  const auto& header = rows[0];
+  EXPECT_EQ(header[0], "seed");
+  const size_t documents = column(header, "documents"), correct = column(header, "correct"),
+               lower = column(header, "lower_bound_95"), regression = column(header, "regression"),
+               length = column(header, "length"), prefill = column(header, "prefill_tokens_per_s"),
+               cache = column(header, "peak_cache_bytes");
+  for (size_t i = 1; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i][0], "0");
+    EXPECT_EQ(rows[i][documents], "6");
+    EXPECT_LE(std::stoi(rows[i][correct]), 6);
+    EXPECT_LT(std::stod(rows[i][lower]), 1.0);
+    EXPECT_EQ(rows[i][regression], rows[i][length] == "64" ? "yes" : "no");
+    EXPECT_GT(std::stod(rows[i][prefill]), 0.0);
+    EXPECT_GT(std::stoll(rows[i][cache]), 0);
+  }
+
+  // The criterion pools the 4 retrieval cells at length 64: 24 documents.
+  const auto verdicts = csv(out / "requirements.csv");
+  ASSERT_EQ(verdicts.size(), 2u);
+  EXPECT_EQ(verdicts[1][column(verdicts[0], "cells")], "4");
+  EXPECT_EQ(verdicts[1][column(verdicts[0], "documents")], "24");
+  EXPECT_EQ(verdicts[1][column(verdicts[0], "verdict")], "not met");
+
+  for (const char* task : {"retrieval", "order"})
+    for (const char* factor : {"depth", "distractors"}) {
+      const fs::path svg = out / "heatmaps" / (std::string(task) + "_accuracy_length_x_" + factor + ".svg");
+      ASSERT_TRUE(fs::exists(svg)) << svg;
+      EXPECT_NE(readFile(svg).find("data-value"), std::string::npos);
+    }
+  const std::string summary = readFile(out / "summary.md");
+  EXPECT_NE(summary.find("## Release criteria"), std::string::npos);
+  EXPECT_NE(summary.find("heatmaps/retrieval_accuracy_length_x_depth.svg"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out / "accuracy.csv"));
+
+  // The probe: the fitted margin per length for the probed head, and every head's share.
+  const auto fits = csv(out / "probes" / "evidence_mass.csv");
+  ASSERT_EQ(fits.size(), 3u) << readFile(out / "probes" / "evidence_mass.csv");
+  EXPECT_EQ(fits[1][column(fits[0], "length")], "64");
+  EXPECT_EQ(fits[2][column(fits[0], "length")], "256");
+  const auto heads = csv(out / "probes" / "evidence_mass-all_heads.csv");
+  EXPECT_EQ(heads.size(), 1u + 2 * 2 * 2 * 2);  // layers x heads x lengths x counts
+  for (size_t i = 1; i < heads.size(); ++i) {
+    const double share = std::stod(heads[i][column(heads[0], "evidence_share")]);
+    EXPECT_GE(share, 0.0);
+    EXPECT_LE(share, 1.0);
+  }
+
+  // The comparison page: one row per task, accuracy per length pooled over the protocol.csv cells.
+  const fs::path page = fs::path(testing::TempDir()) / "posc_documents_compare";
+  fs::remove_all(page);
+  ASSERT_EQ(run("report '" + out.string() + "' --out '" + page.string() + "'", log), 0) << readFile(log);
+  EXPECT_TRUE(fs::exists(out / "report.html"));
+  EXPECT_NE(readFile(out / "report.md").find("Evidence mass"), std::string::npos);
+  const auto compared = csv(page / "comparison.csv");
+  ASSERT_EQ(compared.size(), 5u) << readFile(page / "comparison.csv");  // 2 tasks x 2 lengths
+  EXPECT_EQ(compared[0][1], "length");
+  for (size_t i = 1; i < compared.size(); ++i) {
+    const std::string task = compared[i][0].substr(compared[i][0].rfind(' ') + 1);
+    EXPECT_EQ(compared[i][0], "documents_tiny · " + task);
+    int correct_sum = 0, documents_sum = 0;
+    for (size_t r = 1; r < rows.size(); ++r)
+      if (rows[r][column(header, "task")] == task && rows[r][length] == compared[i][1]) {
+        correct_sum += std::stoi(rows[r][correct]);
+        documents_sum += std::stoi(rows[r][documents]);
+      }
+    ASSERT_EQ(documents_sum, 24);
+    EXPECT_NEAR(std::stod(compared[i][3]), 100.0 * correct_sum / documents_sum, 0.051) << compared[i][0];
+  }
+}
+
+}  // namespace
