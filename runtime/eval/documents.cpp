@@ -9,6 +9,7 @@
 
 #include "runtime/longctx/sequence.h"
 #include "runtime/train/precision.h"
+#include "runtime/train/trainer.h"
 
 namespace posc::eval {
 namespace {
@@ -31,17 +32,9 @@ void answerGroup(model::Gpt& model, const std::vector<longctx::Prompt>& batch, c
   const int64_t B = static_cast<int64_t>(rows.size());
   std::vector<task::Sequence> prompts;
   for (size_t r : rows) prompts.push_back(longctx::encode(*batch[r].document, batch[r].question, false));
-  const int64_t P = static_cast<int64_t>(prompts.front().tokens.size());
-  torch::Tensor tokens = torch::empty({B, P}, torch::kInt64);
-  torch::Tensor channels = torch::empty({plan::kChannelCount, B, P}, torch::kInt64);
-  auto tok_a = tokens.accessor<int64_t, 2>();
-  auto ch_a = channels.accessor<int64_t, 3>();
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t t = 0; t < P; ++t) {
-      tok_a[b][t] = prompts[static_cast<size_t>(b)].tokens[static_cast<size_t>(t)];
-      for (int c = 0; c < plan::kChannelCount; ++c)
-        ch_a[c][b][t] = prompts[static_cast<size_t>(b)].channels[static_cast<size_t>(c)][static_cast<size_t>(t)];
-    }
+  // One length per group: the batch has no padding.
+  const train::BatchTensors prompt = train::toTensors(task::makeBatch(prompts, longctx::token::kPad), device);
+  const int64_t P = prompt.tokens.size(1);
 
   model::KvCache cache;
   cache.reserve = P + longctx::kMaxAnswerTokens;
@@ -50,7 +43,7 @@ void answerGroup(model::Gpt& model, const std::vector<longctx::Prompt>& batch, c
     return model->forwardCached(x.to(device), ch.to(device), cache).select(1, -1).argmax(-1).to(torch::kCPU);
   };
   auto t0 = Clock::now();
-  torch::Tensor emitted = next(tokens, channels).contiguous();
+  torch::Tensor emitted = next(prompt.tokens, prompt.channels).contiguous();
   answers.prefill_seconds += secondsSince(t0);
 
   t0 = Clock::now();

@@ -23,6 +23,7 @@
 #include "runtime/longctx/retrieval_head.h"
 #include "runtime/longctx/sequence.h"
 #include "runtime/probe/probe.h"
+#include "runtime/train/trainer.h"
 
 namespace posc::probe {
 namespace {
@@ -57,11 +58,9 @@ std::map<HeadKey, std::vector<double>> shares(model::Gpt& model, const std::vect
     for (size_t d = start; d < end; ++d) prompts.push_back(longctx::encode(docs[d], 0, false));
     const task::Batch batch = task::makeBatch(prompts, longctx::token::kPad);
     const int64_t B = batch.batch, L = batch.length;
-    torch::Tensor tokens = torch::tensor(batch.tokens).view({B, L});
-    torch::Tensor channels = torch::empty({plan::kChannelCount, B, L}, torch::kInt64);
-    for (int c = 0; c < plan::kChannelCount; ++c) channels[c].copy_(torch::tensor(batch.channels[static_cast<size_t>(c)]).view({B, L}));
+    const train::BatchTensors t = train::toTensors(batch, device);
     model::AttentionTrace trace;
-    model->forward(tokens.to(device), channels.to(device), torch::Tensor(), &trace);
+    model->forward(t.tokens, t.channels, torch::Tensor(), &trace);
     for (size_t l = 0; l < trace.weights.size(); ++l) {
       // (B, H, L): the last query's row.
       torch::Tensor last = trace.weights[l].select(2, L - 1).to(torch::kCPU, torch::kDouble).contiguous();
