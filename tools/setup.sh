@@ -15,6 +15,8 @@ packages=(
   python3-onnx python3-numpy        # the independent node-by-node check of the exported graph
   python3-torch                     # the Python side of the FlexAttention check (posc emit flex)
   libedit-dev                       # line editing and history for `posc repl`
+  libgloo-dev                       # Gloo's headers: data-parallel training (LibTorch's c10d includes them)
+  slurm-wlm munge                   # a one-node Slurm cluster for the study sweep test (tests/slurm)
   chromium                          # headless rendering of report.html in the report test (screenshot)
 )
 missing=()

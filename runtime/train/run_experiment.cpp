@@ -31,6 +31,7 @@
 #include "compiler/jit/compiled.h"
 #include "runtime/model/fused_attention.h"
 #include "runtime/train/run_experiment.h"
+#include "runtime/distributed/process_group.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/interrupt.h"
 #include "runtime/train/run_folder.h"
@@ -181,6 +182,10 @@ void checkRequest(Run& run) {
     if (!problem.empty())
       throw UserError(problem + " (lower task.train_distractors or raise task.train_min_length)");
   }
+  if (options.group && run.plan.train.batch % options.group->size() != 0)
+    throw UserError(fmt::format("train.batch = {} does not split evenly across {} ranks; make it a multiple of the "
+                                "world size",
+                                run.plan.train.batch, options.group->size()));
   if (run.plan.train.init_file && !fs::exists(*run.plan.train.init_file))
     throw UserError(fmt::format("warm start: '{}' not found", *run.plan.train.init_file));
   if (!run.plan.train.init_from) return;
@@ -263,6 +268,24 @@ void evaluateRegressionSet(Run& run, uint64_t seed, int step, model::Gpt& model)
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
+// Under a process group, rank 0 tells the other ranks whether a seed trains
+// (1) or was trained by an earlier process (0), then hands them its starting
+// weights (fresh, warm-started).
+bool shareSeedDecision(dist::ProcessGroup* group, bool trains) {
+  if (!group) return trains;
+  torch::Tensor flag = torch::full({1}, trains ? 1 : 0, torch::kInt64);
+  group->broadcast({flag});
+  return flag.item<int64_t>() != 0;
+}
+
+void shareStartingWeights(dist::ProcessGroup* group, model::Gpt& model) {
+  if (!group) return;
+  std::vector<torch::Tensor> state;
+  for (auto& p : model->parameters()) state.push_back(p);
+  for (auto& b : model->buffers()) state.push_back(b);
+  group->broadcast(state);
+}
+
 // Stage 4: the seed's weights: loaded from a final.pt an earlier process
 // wrote, or trained (from a resume point or the warm start where there is
 // one). Returns false when the seed was also evaluated earlier (nothing more
@@ -272,8 +295,10 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
   const fs::path seed_dir = run.out_dir / fmt::format("seed{}", seed);
   const fs::path final_file = seed_dir / "final.pt", resume_file = seed_dir / "resume.pt";
   createFolder(seed_dir);
+  dist::ProcessGroup* const group = run.options.group;
   // Trained in an earlier process: final.pt is complete (written atomically).
   if (run.resuming && fs::exists(final_file)) {
+    shareSeedDecision(group, false);
     try {
       train::loadCheckpoint(*model, final_file);
     } catch (const std::runtime_error& e) {
@@ -302,14 +327,19 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
       }
     }
   }
+  shareSeedDecision(group, true);
+  shareStartingWeights(group, model);
   train::TrainContext ctx;
   ctx.seed = seed;
   ctx.device = run.device;
   ctx.seed_dir = seed_dir;
   ctx.metrics = &metrics;
   ctx.progress = run.bar ? train::TrainContext::Progress::Bar : train::TrainContext::Progress::Lines;
-  ctx.resume_file = resume_file;
-  ctx.resume_every = resumeInterval(plan.train);
+  if (!group) {  // the other ranks' optimiser state is not in rank 0's resume point
+    ctx.resume_file = resume_file;
+    ctx.resume_every = resumeInterval(plan.train);
+  }
+  ctx.group = group;
   ctx.plan_hash = run.options.plan_hash;
   ctx.evaluate = [&](int step) {
     if (run.documents) {
@@ -489,10 +519,39 @@ int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options) {
   return run.unmet.empty() ? 0 : kUnmetRequirement;
 }
 
+// A rank other than 0 of a process group: the same seeds, models and
+// training steps as rank 0, nothing written; rank 0 decides per seed whether
+// it trains and supplies its starting weights.
+int runOtherRank(const plan::ExperimentPlan& plan, const RunOptions& options) {
+  dist::ProcessGroup* const group = options.group;
+  const torch::Device device = train::resolveDevice(options.device);
+  if (options.score_jit && !jit::available())
+    throw UserError("--jit on: the score-formula JIT is unavailable (posc was built without LLVM)");
+  train::setThreads(options.threads);
+  if (plan.train.batch % group->size() != 0)
+    throw UserError(fmt::format("train.batch = {} does not split evenly across {} ranks", plan.train.batch,
+                                group->size()));
+  train::StopOnSignals signals;
+  for (uint64_t seed : plan.train.seeds) {
+    model::Gpt model = train::buildModel(plan, seed, device);
+    model->setScoreJit(options.score_jit);
+    if (!shareSeedDecision(group, false)) continue;
+    shareStartingWeights(group, model);
+    train::TrainContext ctx;
+    ctx.seed = seed;
+    ctx.device = device;
+    ctx.progress = train::TrainContext::Progress::None;
+    ctx.group = group;
+    train::trainModel(model, plan, ctx);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options) {
   try {
+    if (options.group && options.group->rank() != 0) return runOtherRank(plan, options);
     return runSeeds(plan, options);
   } catch (const model::NonFiniteScores& e) {
     throw UserError(fmt::format("training diverged: {}", e.what()));

@@ -34,6 +34,10 @@
 
 #include "compiler/plan/plan.h"
 
+namespace posc::dist {
+class ProcessGroup;
+}
+
 namespace posc::runtime {
 
 // An error the user can fix (no CUDA device, missing warm-start checkpoint,
@@ -72,6 +76,12 @@ struct RunOptions {
   std::string plan_hash;
   bool fresh = false;             // discard an unfinished run in out_dir and start over
   std::string continue_command;   // printed when a run is interrupted
+  // Data-parallel training (runtime/distributed/process_group.h). Rank 0
+  // does everything above; every other rank only trains: it takes each
+  // seed's starting weights from rank 0, writes nothing, and returns when the
+  // last seed is trained. Under a group no resume points are written: a
+  // stopped run continues from the seeds it finished. Null: one process.
+  dist::ProcessGroup* group = nullptr;
 };
 
 // runExperiment's status when a document run finished but missed one of its

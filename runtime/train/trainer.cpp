@@ -171,6 +171,15 @@ BatchTensors toTensors(const task::Batch& batch, torch::Device device) {
   return t;
 }
 
+BatchTensors sliceRows(const BatchTensors& batch, int64_t begin, int64_t count) {
+  BatchTensors t;
+  t.tokens = batch.tokens.narrow(0, begin, count).contiguous();
+  t.targets = batch.targets.narrow(0, begin, count).contiguous();
+  t.loss_mask = batch.loss_mask.narrow(0, begin, count).contiguous();
+  t.channels = batch.channels.narrow(1, begin, count).contiguous();
+  return t;
+}
+
 double sampleDistribution(const plan::Distribution& d, std::mt19937_64& rng) {
   using Kind = plan::Distribution::Kind;
   if (d.kind == Kind::Fixed) return d.a;
@@ -218,7 +227,7 @@ torch::Tensor sampleEmbedOffsets(const plan::AttentionPlan& attention, int64_t b
 }
 
 torch::Tensor trainingLoss(model::Gpt& model, const BatchTensors& batch, const torch::Tensor& stretch,
-                           bool bf16, const torch::Tensor& embed_offsets) {
+                           bool bf16, const torch::Tensor& embed_offsets, int64_t answer_tokens) {
   torch::Tensor logits;
   {
     AutocastGuard autocast(bf16, batch.tokens.device().type());
@@ -228,7 +237,8 @@ torch::Tensor trainingLoss(model::Gpt& model, const BatchTensors& batch, const t
   auto wanted = batch.loss_mask.reshape({-1}).nonzero().reshape({-1});
   auto targets = batch.targets.reshape({-1}).index_select(0, wanted);
   auto nll = -torch::log_softmax(logits, -1).gather(-1, targets.unsqueeze(-1)).squeeze(-1);
-  return nll.sum() / static_cast<double>(std::max<int64_t>(1, wanted.size(0)));
+  const int64_t count = answer_tokens > 0 ? answer_tokens : wanted.size(0);
+  return nll.sum() / static_cast<double>(std::max<int64_t>(1, count));
 }
 
 int64_t vocabularySize(const plan::TaskPlan& task) {
@@ -273,6 +283,14 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
   TrainStats stats;
   stats.steps = tp.steps;
   ProgressReporter progress(ctx.progress, ctx.seed, tp.steps);
+  dist::ProcessGroup* const group = ctx.group;
+  const int ranks = group ? group->size() : 1;
+  if (tp.batch % ranks != 0)
+    throw runtime::UserError(fmt::format("train.batch = {} does not split evenly across {} ranks; make it a multiple "
+                                         "of the world size",
+                                         tp.batch, ranks));
+  const int64_t share = tp.batch / ranks;  // rows per rank
+  const int64_t first_row = group ? group->rank() * share : 0;
   // A file that cannot be written is the user's to fix (a full disk, a
   // read-only folder), named in the message, never an internal error.
   auto checkpoint = [&](const std::string& name) {
@@ -332,14 +350,21 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
                               ? longctx::sampleTrainingBatch(plan.task.documents, tp.batch, rng)
                               : task::sampleTrainingBatch(plan.task, tokenizer, tp.batch, rng);
       task::randomizeChannels(plan.attention.sampled_channels, batch, rng);
-      const BatchTensors bt = toTensors(batch, ctx.device);
-      const torch::Tensor stretch = sampleStretch(plan.attention, batch.batch, rng, float_type, ctx.device);
-      const torch::Tensor offsets = sampleEmbedOffsets(plan.attention, batch.batch, rng);
+      BatchTensors bt = toTensors(batch, ctx.device);
+      torch::Tensor stretch = sampleStretch(plan.attention, batch.batch, rng, float_type, ctx.device);
+      torch::Tensor offsets = sampleEmbedOffsets(plan.attention, batch.batch, rng);
+      int64_t answer_tokens = 0;  // the global batch's, when this rank trains on a slice
+      if (group) {
+        answer_tokens = std::max<int64_t>(1, bt.loss_mask.sum().item<int64_t>());
+        bt = sliceRows(bt, first_row, share);
+        if (stretch.defined()) stretch = stretch.narrow(0, first_row, share);
+        if (offsets.defined()) offsets = offsets.narrow(1, first_row, share).contiguous();
+      }
 
       optimizer.zero_grad();
       torch::Tensor loss;
       try {
-        loss = trainingLoss(model, bt, stretch, bf16, offsets);
+        loss = trainingLoss(model, bt, stretch, bf16, offsets, answer_tokens);
         // The fused kernels name a non-finite score's term; on the tensor-op
         // path the loss is checked here, before a NaN reaches the weights.
         if (!model->scoreJit()) {
@@ -350,8 +375,19 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
                 "CPU, does)", std::isnan(value) ? "NaN" : "infinite"));
         }
         loss.backward();
+        if (group) {
+          // Every rank reduces every parameter, so the buckets line up.
+          std::vector<torch::Tensor> grads;
+          for (auto& p : all) {
+            if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+            grads.push_back(p.grad());
+          }
+          group->allReduceSum(grads);
+        }
       } catch (const model::NonFiniteScores& e) {
         throw model::NonFiniteScores(fmt::format("step {}, {}", step + 1, e.what()));
+      } catch (const dist::CollectiveError& e) {
+        throw dist::CollectiveError(fmt::format("step {} of seed {}: {}", step + 1, ctx.seed, e.what()));
       }
       if (tp.grad_clip > 0)
         clipAndStep(optimizer, tp.grad_clip);  // clip_grad_norm_ then step, in one pass
@@ -363,6 +399,13 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       const int64_t tokens = static_cast<int64_t>(batch.batch) * batch.length;
       const bool log_now = (tp.log_every > 0 && done % tp.log_every == 0) || done == tp.steps;
       double mean_loss = 0;
+      if (log_now && group) {
+        try {
+          group->allReduceSum({interval_loss});  // the ranks' shares of each step's loss
+        } catch (const dist::CollectiveError& e) {
+          throw dist::CollectiveError(fmt::format("step {} of seed {}: {}", step + 1, ctx.seed, e.what()));
+        }
+      }
       if (log_now) mean_loss = interval_loss.item<double>() / std::max(1, interval_steps + 1);  // syncs
       const double dt = secondsSince(t0);
       train_seconds += dt;

@@ -23,6 +23,7 @@
 
 #include "compiler/plan/plan.h"
 #include "runtime/model/gpt.h"
+#include "runtime/distributed/process_group.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/task/addition.h"
 
@@ -45,6 +46,8 @@ struct BatchTensors {
   torch::Tensor tokens, targets, loss_mask, channels;
 };
 BatchTensors toTensors(const task::Batch& batch, torch::Device device);
+// Rows [begin, begin + count) of every tensor (one rank's share of a batch).
+BatchTensors sliceRows(const BatchTensors& batch, int64_t begin, int64_t count);
 
 // One draw from a distribution: Fixed a; Uniform a + (b - a) u;
 // LogUniform exp(log a + (log b - log a) u), u uniform in [0, 1) from 53 bits.
@@ -69,9 +72,11 @@ torch::Tensor sampleEmbedOffsets(const plan::AttentionPlan& attention, int64_t b
 // computed with GptImpl::forwardMasked, which leaves out every position the
 // loss does not depend on (padding, the end token, most of the last layer).
 // With `bf16`, the forward pass runs under bf16 autocast. embed_offsets as
-// sampleEmbedOffsets gives them, or undefined.
+// sampleEmbedOffsets gives them, or undefined. The summed loss is divided by
+// `answer_tokens` when given (a rank's share of a global batch: the global
+// count), else by the batch's own count of answer positions.
 torch::Tensor trainingLoss(model::Gpt& model, const BatchTensors& batch, const torch::Tensor& stretch,
-                           bool bf16, const torch::Tensor& embed_offsets = {});
+                           bool bf16, const torch::Tensor& embed_offsets = {}, int64_t answer_tokens = 0);
 
 // Rows of the token embedding for a task: the addition vocabulary, or every
 // document token.
@@ -99,6 +104,10 @@ struct TrainContext {
   std::filesystem::path resume_file;
   int resume_every = 0;
   std::string plan_hash;
+  // Data-parallel training with the other ranks of this group (null: one
+  // process). Only rank 0 should be given a seed_dir, metrics, evaluate or a
+  // resume file; the caller arranges that.
+  dist::ProcessGroup* group = nullptr;
 };
 
 struct TrainStats {
@@ -117,7 +126,9 @@ struct TrainStats {
 // returned in TrainStats::final_error, not thrown, so evaluation can still
 // run. Throws runtime::Interrupted after writing a resume point when a stop
 // is requested, model::NonFiniteScores when a loss is not finite (before the
-// step that would spread it), runtime::UserError when a file cannot be written.
+// step that would spread it), runtime::UserError when a file cannot be written
+// or the batch does not split evenly across the group's ranks,
+// dist::CollectiveError (its message naming the step) when a collective fails.
 TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const TrainContext& ctx);
 
 }  // namespace posc::train

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "compiler/jit/compiled.h"
+#include "runtime/distributed/process_group.h"
 #include "runtime/handset/run_handset.h"
 #include "runtime/train/run_experiment.h"
 #include "tools/posc/blas_kernels.h"
@@ -50,6 +51,17 @@ command again continues from the last resume point (every checkpoint_every
 steps, or every twentieth of training) and ends with the weights an
 uninterrupted run would have (same device and --threads). One run owns a
 results folder at a time.
+
+Data-parallel training: started by a launcher that sets RANK, WORLD_SIZE,
+MASTER_ADDR and MASTER_PORT, e.g.
+
+  torchrun --no_python --standalone --nproc_per_node 2 posc run FILE
+
+each process joins a c10d process group over Gloo and trains on its share of
+every global batch (train.batch must be a multiple of the world size); rank 0
+writes the results folder. A rank that dies ends every rank with an error
+within POSC_DIST_TIMEOUT seconds (default 1800). GLOO_SOCKET_IFNAME picks the
+network interface across machines. See docs/scale.md.
 )";
 
 // The command that continues a run: the same arguments, shell-quoted.
@@ -132,9 +144,33 @@ int runRun(const std::vector<std::string>& args) {
                                     (ro.score_jit ? "\nscore formulas: fused kernels" : "\nscore formulas: tensor ops"));
   ro.fresh = fresh;
   ro.continue_command = commandLine(args);
+  std::unique_ptr<dist::ProcessGroup> group;
+  try {
+    if (const std::optional<dist::Launch> launch = dist::launchFromEnvironment()) {
+      if (plan.handset) throw dist::LaunchError("a hand-set model is not trained; run it as one process");
+      if (plan.train.batch % launch->world_size != 0)
+        throw dist::LaunchError(fmt::format("{}: train.batch = {} does not split evenly across {} ranks; make it a "
+                                            "multiple of the world size",
+                                            launch->describe(), plan.train.batch, launch->world_size));
+      group = dist::ProcessGroup::join(*launch);
+      ro.group = group.get();
+      if (group->rank() != 0) ro.progress_bar = false;
+      std::fprintf(stderr, "data-parallel: %s, %d rows of each batch of %d\n", launch->describe().c_str(),
+                   plan.train.batch / launch->world_size, plan.train.batch);
+    }
+  } catch (const dist::LaunchError& e) {
+    std::fprintf(stderr, "posc: error: %s\n", e.what());
+    return 2;
+  } catch (const dist::CollectiveError& e) {
+    std::fprintf(stderr, "posc: error: %s\n", e.what());
+    return 1;
+  }
   try {
     if (plan.handset) return handset::runHandset(plan, ro);
     return runtime::runExperiment(plan, ro);
+  } catch (const dist::CollectiveError& e) {
+    std::fprintf(stderr, "posc: error: data-parallel training stopped: %s\n", e.what());
+    return 1;
   } catch (const runtime::UserError& e) {
     std::fprintf(stderr, "posc: error: %s\n", e.what());
     return 2;

@@ -1,0 +1,24 @@
+// A build without c10d's headers or Debian's libgloo-dev: posc runs as a
+// single process, and a launch of several ranks is refused with the reason.
+#include "runtime/distributed/process_group.h"
+
+namespace posc::dist {
+
+bool available() { return false; }
+
+struct ProcessGroup::Impl {};
+
+ProcessGroup::ProcessGroup(Launch launch) : launch_(std::move(launch)) {}
+ProcessGroup::~ProcessGroup() = default;
+
+std::unique_ptr<ProcessGroup> ProcessGroup::join(const Launch& launch) {
+  throw LaunchError(launch.describe() +
+                    ": this posc was built without data-parallel training (LibTorch's c10d headers or Debian's "
+                    "libgloo-dev were missing at build time); install libgloo-dev and rebuild, or run one process");
+}
+
+void ProcessGroup::allReduceSum(const std::vector<torch::Tensor>&) {}
+void ProcessGroup::broadcast(const std::vector<torch::Tensor>&, int) {}
+void ProcessGroup::barrier() {}
+
+}  // namespace posc::dist
