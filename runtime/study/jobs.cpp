@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -18,7 +19,57 @@ namespace posc::study {
 namespace fs = std::filesystem;
 
 std::string Job::variant() const { return preset.empty() ? experiment : experiment + "-" + preset; }
-std::string Job::label() const { return fmt::format("{} seed {}", variant(), seed); }
+std::string Job::row() const { return point.empty() ? variant() : fmt::format("{} [{}]", variant(), point); }
+std::string Job::label() const { return fmt::format("{} seed {}", row(), seed); }
+std::string Job::id() const {
+  const std::string tail = fmt::format("seed{}/{}", seed, variant());
+  return point_folder.empty() ? tail : point_folder + "/" + tail;
+}
+
+std::vector<std::string> splitGridValues(const std::string& value) {
+  std::vector<std::string> out;
+  std::string current;
+  int depth = 0;
+  char quote = 0;
+  for (char c : value) {
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '[' || c == '(' || c == '{') {
+      ++depth;
+    } else if ((c == ']' || c == ')' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      out.push_back(current);
+      current.clear();
+      continue;
+    }
+    current += c;
+  }
+  out.push_back(current);
+  return out;
+}
+
+int64_t estimateMemoryMb(const plan::ExperimentPlan& plan) {
+  const plan::ModelPlan& m = plan.model;
+  const plan::TaskPlan& t = plan.task;
+  int64_t length = 0;  // the longest training sequence, in tokens
+  if (t.kind == plan::TaskKind::Documents) {
+    length = t.documents.train_max_length + 8;
+  } else {
+    const int64_t per_operand = (t.train_max_digits + t.digits_per_token - 1) / t.digits_per_token + 1;
+    length = t.operands * per_operand + per_operand + 4;
+  }
+  const int64_t width = m.width, layers = m.layers;
+  const int64_t weights = layers * (4 * width * width + 2 * width * m.mlp_hidden) + 2 * 512 * width;
+  const int64_t bytes_per = m.precision == plan::Precision::F64 ? 8 : 4;
+  const int64_t state = weights * 4 * bytes_per;  // weights, gradients, two moments
+  const int64_t batch = plan.train.batch;
+  const int64_t activations =
+      batch * length * layers * (16 * width + 2 * m.mlp_hidden + 3 * m.heads * length) * bytes_per;
+  return 1024 + (state + activations + (1 << 20) - 1) / (1 << 20);
+}
 
 namespace {
 
@@ -39,12 +90,99 @@ driver::CompileRequest requestFor(const StudyRequest& r, const std::string& file
   return c;
 }
 
+// A grid point: its overrides, its label and its folder name.
+struct GridPoint {
+  std::vector<sema::Override> overrides;
+  std::string label, folder;
+};
+
+// A value as a folder name: letters, digits and ._+- kept, the rest '_'.
+std::string folderSafe(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    const bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '+' || c == '-';
+    if (keep) out += c;
+    else if (c != ' ') out += '_';
+  }
+  return out;
+}
+
+std::vector<GridPoint> gridPoints(const std::vector<GridAxis>& grid) {
+  std::vector<GridPoint> points{GridPoint{}};
+  for (const GridAxis& axis : grid) {
+    if (axis.values.empty()) throw StudyError(fmt::format("--set {}: no values", axis.key));
+    std::vector<GridPoint> next;
+    for (const GridPoint& p : points)
+      for (const std::string& v : axis.values) {
+        GridPoint q = p;
+        q.overrides.push_back({axis.key, v});
+        q.label += (q.label.empty() ? "" : " ") + axis.key + "=" + v;
+        q.folder += (q.folder.empty() ? "" : "+") + axis.key + "=" + folderSafe(v);
+        next.push_back(std::move(q));
+      }
+    points = std::move(next);
+  }
+  std::set<std::string> folders;
+  for (const GridPoint& p : points)
+    if (!folders.insert(p.folder).second)
+      throw StudyError(fmt::format("two grid points share the folder '{}'; give each value once", p.folder));
+  return points;
+}
+
+// The jobs of one grid point (no warm starts resolved yet).
+std::optional<std::vector<Job>> expandPoint(const StudyRequest& request, const GridPoint& point,
+                                            std::vector<std::optional<std::string>>& init_from,
+                                            std::string& diagnostics, bool color);
+
 }  // namespace
 
 std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::string& diagnostics, bool color) {
   std::vector<Job> jobs;
-  std::map<std::string, std::string> variant_file;  // one file per variant
   std::vector<std::optional<std::string>> init_from;
+  for (const GridPoint& point : gridPoints(request.grid)) {
+    auto point_jobs = expandPoint(request, point, init_from, diagnostics, color);
+    if (!point_jobs) return std::nullopt;
+    for (Job& j : *point_jobs) jobs.push_back(std::move(j));
+  }
+
+  // Warm starts: the job of the same seed, preset and grid point, or a run already on disk.
+  std::vector<std::string> external;  // per job: the checkpoint it starts from, when outside the study
+  external.resize(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!init_from[i]) continue;
+    Job& j = jobs[i];
+    const std::string source_variant = j.preset.empty() ? *init_from[i] : *init_from[i] + "-" + j.preset;
+    for (size_t k = 0; k < jobs.size(); ++k)
+      if (jobs[k].variant() == source_variant && jobs[k].seed == j.seed && jobs[k].point == j.point) j.after = k;
+    if (j.after) continue;
+    const fs::path ckpt = j.out_dir.parent_path() / source_variant / fmt::format("seed{}", j.seed) / "final.pt";
+    if (!fs::exists(ckpt))
+      throw StudyError(fmt::format(
+          "{} warm-starts from '{}', which is not part of the study and has no run at '{}': add its file "
+          "to the study",
+          j.label(), *init_from[i], ckpt.string()));
+    external[i] = ckpt.string();
+  }
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (!external[i].empty()) jobs[i].plan_hash = driver::stableHash(jobs[i].plan_hash + "\nwarm start from " + external[i]);
+
+  std::vector<Job> ordered = orderByWarmStart(std::move(jobs));
+  // Chain the hashes in dependency order, so a changed source re-runs its warm starts.
+  for (Job& j : ordered)
+    if (j.after) j.plan_hash = driver::stableHash(j.plan_hash + "\nwarm start from " + ordered[*j.after].plan_hash);
+  return ordered;
+}
+
+namespace {
+
+std::optional<std::vector<Job>> expandPoint(const StudyRequest& base_request, const GridPoint& point,
+                                            std::vector<std::optional<std::string>>& init_from,
+                                            std::string& diagnostics, bool color) {
+  StudyRequest request = base_request;
+  request.overrides.insert(request.overrides.end(), point.overrides.begin(), point.overrides.end());
+  const fs::path root = point.folder.empty() ? request.out : request.out / point.folder;
+  std::vector<Job> jobs;
+  std::map<std::string, std::string> variant_file;  // one file per variant
   for (const std::string& file : request.files) {
     driver::Compilation first;
     if (!first.compile(requestFor(request, file, std::nullopt, std::nullopt))) {
@@ -71,7 +209,10 @@ std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::st
       j.preset = c.plan->preset;
       j.file = file;
       j.seed = seed;
-      j.out_dir = request.out / fmt::format("seed{}", seed) / j.variant();
+      j.point = point.label;
+      j.point_folder = point.folder;
+      j.out_dir = root / fmt::format("seed{}", seed) / j.variant();
+      j.memory_mb = estimateMemoryMb(*c.plan);
       // The plan and where it runs (device, JIT); completed below with the warm start's.
       std::string placement;
       for (const std::string& f : request.placement) placement += " " + f;
@@ -86,35 +227,10 @@ std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::st
       init_from.push_back(c.plan->train.init_from);
     }
   }
-
-  // Warm starts: the job of the same seed and preset, or a run already on disk.
-  std::vector<std::string> external;  // per job: the checkpoint it starts from, when outside the study
-  external.resize(jobs.size());
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    if (!init_from[i]) continue;
-    Job& j = jobs[i];
-    const std::string source_variant = j.preset.empty() ? *init_from[i] : *init_from[i] + "-" + j.preset;
-    for (size_t k = 0; k < jobs.size(); ++k)
-      if (jobs[k].variant() == source_variant && jobs[k].seed == j.seed) j.after = k;
-    if (j.after) continue;
-    const fs::path ckpt =
-        request.out / fmt::format("seed{}", j.seed) / source_variant / fmt::format("seed{}", j.seed) / "final.pt";
-    if (!fs::exists(ckpt))
-      throw StudyError(fmt::format(
-          "{} warm-starts from '{}', which is not part of the study and has no run at '{}': add its file "
-          "to the study",
-          j.label(), *init_from[i], ckpt.string()));
-    external[i] = ckpt.string();
-  }
-  for (size_t i = 0; i < jobs.size(); ++i)
-    if (!external[i].empty()) jobs[i].plan_hash = driver::stableHash(jobs[i].plan_hash + "\nwarm start from " + external[i]);
-
-  std::vector<Job> ordered = orderByWarmStart(std::move(jobs));
-  // Chain the hashes in dependency order, so a changed source re-runs its warm starts.
-  for (Job& j : ordered)
-    if (j.after) j.plan_hash = driver::stableHash(j.plan_hash + "\nwarm start from " + ordered[*j.after].plan_hash);
-  return ordered;
+  return jobs;
 }
+
+}  // namespace
 
 std::vector<Job> orderByWarmStart(std::vector<Job> jobs) {
   const size_t n = jobs.size();

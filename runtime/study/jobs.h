@@ -1,5 +1,7 @@
-// A study as a list of jobs: every (experiment, seed) of a set of experiment
-// files, each one `posc run` of one seed into its own results folder.
+// A study as a list of jobs: every (experiment, seed, grid point) of a set of
+// experiment files, each one `posc run` of one seed into its own results
+// folder. A grid is a set of settings with several values each
+// (`--set train.lr=1e-3,3e-3`); every combination of values is a grid point.
 //
 // The job list is kept apart from how jobs are executed (executor.h runs them
 // as local processes; a cluster back end takes the same list), so expansion,
@@ -9,11 +11,14 @@
 //
 //   OUT/seed<N>/<experiment>[-<preset>]/   one job: `posc run FILE --seed N --out ...`
 //   OUT/seed<N>/<experiment>[-<preset>]/job.json   written when the job ends
+//   OUT/<point>/seed<N>/...                 the same per grid point, when there is a
+//                                           grid: <point> is "train.lr=0.001" (several
+//                                           settings joined by '+')
 //
 // Each seed gets the folder layout `posc run` uses by default under runs/, so
 // a warm start (`train.init_from = X`) finds OUT/seed<N>/X[-<preset>]/ as its
 // init root without any new option. A job that warm-starts from another job
-// of the study runs after it; one whose source is not part of the study must
+// of the study (same seed, same grid point) runs after it; one whose source is not part of the study must
 // find that run's checkpoint already in place.
 //
 // A job is finished when its job.json says "done" with the job's plan hash: a
@@ -40,10 +45,21 @@ struct StudyError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// One setting of a grid and its values, as source text: {"train.lr", {"1e-3", "3e-3"}}.
+struct GridAxis {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+// Splits an override's value at its top-level commas (outside brackets,
+// parentheses and quotes): "1e-3,3e-3" -> two values, "[1, 2]" -> one.
+std::vector<std::string> splitGridValues(const std::string& value);
+
 struct StudyRequest {
   std::vector<std::string> files;                   // experiment files, in the order given
   std::optional<std::string> preset;                // applied to every file
   std::vector<sema::Override> overrides;            // --set, applied to every file
+  std::vector<GridAxis> grid;                       // --set KEY=A,B: one job per combination
   std::optional<std::vector<uint64_t>> seeds;       // default: each plan's train.seeds
   std::filesystem::path out = "runs/study";         // the study folder
   std::string posc_binary = "posc";                 // the program each job runs
@@ -58,14 +74,23 @@ struct Job {
   std::string preset;      // empty: none
   std::string file;
   uint64_t seed = 0;
+  std::string point;                 // the grid point, "train.lr=1e-3 model.width=64"; empty: no grid
+  std::string point_folder;          // its folder under the study folder; empty: no grid
   std::filesystem::path out_dir;
+  int64_t memory_mb = 0;             // an estimate of the run's peak memory (a cluster's request)
   std::optional<size_t> after;       // the job this one warm-starts from (index in the list)
   std::string plan_hash;             // 16 hex digits
   std::vector<std::string> command;  // argv, program first
-  // "rope2d_decay-mini seed 0": for progress lines and the job list.
+  // "rope2d_decay-mini seed 0" ("rope2d_decay-mini [train.lr=1e-3] seed 0"
+  // on a grid): for progress lines and the job list.
   std::string label() const;
-  // "rope2d_decay-mini": the folder name, also the comparison page's row.
+  // "rope2d_decay-mini": the folder name.
   std::string variant() const;
+  // The comparison page's row: the variant, and the grid point if any.
+  std::string row() const;
+  // "seed0/rope2d_decay-mini" ("train.lr=1e-3/seed0/..."): the results
+  // folder relative to the study folder; names the job on a cluster.
+  std::string id() const;
 };
 
 // Compiles every file (once per seed, with the seed set) and lays out the
@@ -74,8 +99,18 @@ struct Job {
 // when a file does not compile; `diagnostics` then holds the rendered errors
 // (file:line:col with the source line), as `posc check` prints them.
 // Throws StudyError for a study that cannot be laid out.
+//
+// On a grid, the same for every grid point (points in the order the axes
+// and values are given, the last axis fastest), with that point's values
+// added to the overrides.
 std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::string& diagnostics,
                                             bool color = false);
+
+// A plan's peak memory in MB, as a cluster request: a fixed 1 GB for the
+// process (LibTorch, the JIT, evaluation) plus weights, gradients and both
+// AdamW moments plus the training batch's activations and attention
+// matrices. An estimate, generous for the small models of these studies.
+int64_t estimateMemoryMb(const plan::ExperimentPlan& plan);
 
 // Jobs reordered so that each comes after the job it warm-starts from
 // (stable otherwise); `after` indices are remapped. Throws StudyError on a
