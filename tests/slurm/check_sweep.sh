@@ -36,7 +36,7 @@ dd if=/dev/urandom of="$WORK/munge.key" bs=1024 count=1 status=none
 chmod 400 "$WORK/munge.key"
 cat > "$WORK/slurm.conf" <<CONF
 ClusterName=posc-test
-SlurmctldHost=$HOST
+SlurmctldHost=$HOST(127.0.0.1)
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$SLURMD_PORT
 AuthType=auth/munge
@@ -59,7 +59,7 @@ SchedulerType=sched/backfill
 ReturnToService=2
 SlurmUser=root
 MpiDefault=none
-NodeName=$HOST CPUs=$(nproc) RealMemory=8000 State=UNKNOWN
+NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$(( $(awk '/MemTotal/ {print int($2 / 1024)}' /proc/meminfo) / 2 )) State=UNKNOWN
 PartitionName=debug Nodes=$HOST Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF=$WORK/slurm.conf
@@ -76,7 +76,7 @@ trap stop_cluster EXIT
 munged --force --socket="$WORK/munge.sock" --pid-file="$WORK/munge.pid" --log-file="$WORK/munge.log" \
   --key-file="$WORK/munge.key" --seed-file="$WORK/munge.seed" || skip "munged does not start ($(tail -1 "$WORK/munge.log" 2>/dev/null))"
 slurmctld -f "$SLURM_CONF" || skip "slurmctld does not start"
-slurmd -f "$SLURM_CONF" || skip "slurmd does not start"
+slurmd -f "$SLURM_CONF" -N "$HOST" || skip "slurmd does not start"
 for _ in $(seq 1 60); do
   sinfo -h -o %T 2>/dev/null | grep -q idle && break
   sleep 1
