@@ -135,6 +135,14 @@ int runRun(const std::vector<std::string>& args) {
   numerics += ro.threads == 0 ? "LibTorch's thread count; " : fmt::format("{} CPU thread{}; ", ro.threads, ro.threads == 1 ? "" : "s");
   numerics += ro.score_jit ? "score formulas: fused JIT kernels (LLVM ORC, host CPU)"
                            : "score formulas: tensor operations";
+  std::optional<dist::Launch> launch;
+  try {
+    launch = dist::launchFromEnvironment();
+  } catch (const dist::LaunchError& e) {
+    std::fprintf(stderr, "posc: error: %s\n", e.what());
+    return 2;
+  }
+  if (launch) numerics += fmt::format("; data-parallel over {} ranks (Gloo)", launch->world_size);
   ro.plan_text = c.planWithProvenance(kVersion, numerics);
   ro.source_text = c.sources.file(0).text();
   ro.version = kVersion;
@@ -146,7 +154,7 @@ int runRun(const std::vector<std::string>& args) {
   ro.continue_command = commandLine(args);
   std::unique_ptr<dist::ProcessGroup> group;
   try {
-    if (const std::optional<dist::Launch> launch = dist::launchFromEnvironment()) {
+    if (launch) {
       if (plan.handset) throw dist::LaunchError("a hand-set model is not trained; run it as one process");
       if (plan.train.batch % launch->world_size != 0)
         throw dist::LaunchError(fmt::format("{}: train.batch = {} does not split evenly across {} ranks; make it a "
