@@ -20,11 +20,13 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/flex/flex.h"
+#include "runtime/eval/greedy.h"
 #include "runtime/model/attention.h"
 #include "runtime/model/gpt.h"
 #include "runtime/model/positional.h"
 #include "runtime/model/score_formula.h"
 #include "runtime/probe/problems.h"
+#include "runtime/train/checkpoint.h"
 #include "runtime/train/safetensors.h"
 #include "tests/common/run_posc.h"
 
@@ -207,4 +209,87 @@ TEST(Flex, AModelSavedFromPythonWarmStartsPosc) {
   ASSERT_EQ(warm.status, 0) << warm.err;
   EXPECT_NE(warm.err.find("warm start from " + from_python.string() + ": copied"), std::string::npos) << warm.err;
   EXPECT_NE(warm.err.find("score_params.decay_rate (absent)"), std::string::npos) << warm.err;
+}
+
+namespace {
+
+// One test length's problems for check_decode.py: prompts, the channels of
+// each emitted token, and posc's greedy answers (KV-cache decoder).
+void writeDecodeCase(model::Gpt& gpt, const plan::ExperimentPlan& plan, int digits, const fs::path& path) {
+  task::Tokenizer tokenizer(plan.task);
+  const std::vector<task::Problem> problems = probe::probeProblems(plan.task, 17, digits, 25);
+  const std::vector<eval::Generated> answers = eval::greedyDecode(gpt, tokenizer, problems, eval::decodeOptionsFor(plan));
+  int correct = 0;
+  for (size_t i = 0; i < problems.size(); ++i) correct += eval::isCorrect(tokenizer, problems[i], answers[i]);
+  std::fprintf(stderr, "posc: %d of %zu correct at %d digits\n", correct, problems.size(), digits);
+  const int64_t B = static_cast<int64_t>(problems.size());
+  const int64_t P = static_cast<int64_t>(tokenizer.encodePrompt(problems[0]).tokens.size());
+  const int64_t A = tokenizer.maxAnswerTokens(problems[0]);
+  auto prompt_tokens = torch::zeros({B, P}, torch::kLong);
+  auto prompt_channels = torch::zeros({plan::kChannelCount, B, P}, torch::kLong);
+  auto answer_channels = torch::zeros({plan::kChannelCount, B, A}, torch::kLong);
+  auto posc_answers = torch::full({B, A}, -1, torch::kLong);
+  for (int64_t b = 0; b < B; ++b) {
+    const task::Problem& p = problems[static_cast<size_t>(b)];
+    const task::Sequence prompt = tokenizer.encodePrompt(p);
+    ASSERT_EQ(static_cast<int64_t>(prompt.tokens.size()), P);
+    ASSERT_EQ(tokenizer.maxAnswerTokens(p), A);
+    for (int64_t l = 0; l < P; ++l) {
+      prompt_tokens[b][l] = prompt.tokens[static_cast<size_t>(l)];
+      for (int c = 0; c < plan::kChannelCount; ++c) prompt_channels[c][b][l] = prompt.channels[static_cast<size_t>(c)][static_cast<size_t>(l)];
+    }
+    for (int64_t i = 0; i < A; ++i) {
+      const auto ch = tokenizer.answerChannels(p, static_cast<int>(i));
+      for (int c = 0; c < plan::kChannelCount; ++c) answer_channels[c][b][i] = ch[static_cast<size_t>(c)];
+    }
+    const eval::Generated& g = answers[static_cast<size_t>(b)];
+    for (size_t i = 0; i < g.size() && static_cast<int64_t>(i) < A; ++i) posc_answers[b][static_cast<int64_t>(i)] = g[i];
+  }
+  train::writeSafetensors({{"prompt_tokens", prompt_tokens},
+                           {"prompt_channels", prompt_channels},
+                           {"answer_channels", answer_channels},
+                           {"posc_answers", posc_answers},
+                           {"eos", torch::full({1}, static_cast<int64_t>(tokenizer.vocabulary().eos()), torch::kLong)}},
+                          {}, path);
+}
+
+}  // namespace
+
+// A model trained by posc, saved as safetensors and loaded by
+// tools/posc_model.py, answers 50 problems with the same greedy tokens when
+// Python decodes autoregressively (a full forward pass per emitted token) as
+// posc's KV-cache decoder does: 25 at the training length and 25 beyond it.
+TEST(Flex, TrainedPoscModelDecodesGreedilyInPythonAsInPosc) {
+  if (!pythonHasTorch()) GTEST_SKIP() << "python3 cannot import torch (Debian: apt-get install python3-torch)";
+  const fs::path dir = fs::path(::testing::TempDir()) / "flex_decode";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string file = "examples/addition/rope2d_decay.pos";
+  const posc::testing::PoscResult trained = posc::testing::runPosc(
+      "run " + file + " --preset small --seed 0 --steps 400 --threads 1 --no-progress --set task.test_digits=[5]"
+      " --set task.problems_per_length=10 --out '" + (dir / "run").string() + "'");
+  ASSERT_EQ(trained.status, 0) << trained.err;
+  const posc::testing::PoscResult emitted = posc::testing::runPosc("emit flex " + file + " --preset small");
+  ASSERT_EQ(emitted.status, 0) << emitted.err;
+  const fs::path module = dir / "attention.py";
+  posc::testing::writeFile(module, emitted.out);
+
+  const plan::ExperimentPlan plan = compileSmall(file);
+  ASSERT_FALSE(plan.name.empty());
+  task::Tokenizer tokenizer(plan.task);
+  model::Gpt gpt(plan, tokenizer.vocabulary().size());
+  train::loadCheckpoint(*gpt, dir / "run/seed0/final.pt");
+  gpt->eval();
+  std::string data_files;
+  for (int digits : {plan.task.train_max_digits, plan.task.train_max_digits + 2}) {
+    const fs::path data = dir / fmt::format("decode{}.safetensors", digits);
+    writeDecodeCase(gpt, plan, digits, data);
+    data_files += " '" + data.string() + "'";
+  }
+  const fs::path log = dir / "decode.log";
+  const std::string cmd = python() + " '" POSC_SOURCE_DIR "/tests/flex/check_decode.py' '" + module.string() + "' '" +
+                          (dir / "run/seed0/final.safetensors").string() + "'" + data_files + " >'" + log.string() +
+                          "' 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << posc::testing::readFile(log);
+  std::fprintf(stderr, "%s", posc::testing::readFile(log).c_str());
 }
