@@ -16,8 +16,8 @@
 # accuracy or wall time within a bound (TrainEndToEnd.*: minutes under the
 # sanitizers, and its code paths are the steps the other tests take a few
 # times);
-# BlasSanity.KernelsPoscChooses and the ONNX export checks (they run the posc
-# program, not built here).
+# BlasSanity.KernelsPoscChooses, the ONNX export checks, the data-parallel
+# check and the Slurm sweep (they run the posc program, not built here).
 # Leak detection is off: LibTorch's global state (allocators, the dispatcher's
 # tables) is never freed and would be reported.
 set -euo pipefail
@@ -31,5 +31,5 @@ cmake --build "$build" --target "${targets[@]}"
 
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-slow='TrainEndToEnd\.|BlasSanity\.KernelsPoscChooses|HandsetOnnx\.'
+slow='TrainEndToEnd\.|BlasSanity\.KernelsPoscChooses|HandsetOnnx\.|DataParallel\.|Slurm\.'
 ctest --test-dir "$build" -j2 --output-on-failure -E "_NOT_BUILT|${slow}"
