@@ -21,9 +21,6 @@ namespace posc::study {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// 'text' for a POSIX shell.
 std::string shellQuote(const std::string& text) {
   if (!text.empty() &&
       text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") ==
@@ -33,6 +30,8 @@ std::string shellQuote(const std::string& text) {
   for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
 }
+
+namespace {
 
 // Runs a command (through the shell), returning its exit status and its
 // standard output and error together.
@@ -119,7 +118,8 @@ std::string sbatchScript(const std::vector<Job>& jobs, const SlurmWave& wave, si
   s += "fresh=(";
   for (size_t k = 0; k < wave.jobs.size(); ++k) {
     const Job& j = jobs[wave.jobs[k]];
-    const bool fresh = options.force || (j.after && jobState(j) == JobState::Done) || jobState(j) == JobState::Stale;
+    const JobState state = jobState(j);
+    const bool fresh = options.force || (j.after && state == JobState::Done) || state == JobState::Stale;
     s += fmt::format("{}{}", k ? " " : "", fresh ? 1 : 0);
   }
   s += ")\n";

@@ -77,6 +77,9 @@ void writeWaveScripts(const std::vector<Job>& jobs, std::vector<SlurmWave>& wave
 void submitWaves(const std::vector<Job>& jobs, std::vector<SlurmWave>& waves, const std::filesystem::path& study_out,
                  const SlurmOptions& options);
 
+// `text` quoted for a POSIX shell (as it is when it needs no quotes).
+std::string shellQuote(const std::string& text);
+
 // Whether a program is on the PATH.
 bool onPath(const std::string& program);
 

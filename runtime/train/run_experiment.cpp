@@ -182,10 +182,6 @@ void checkRequest(Run& run) {
     if (!problem.empty())
       throw UserError(problem + " (lower task.train_distractors or raise task.train_min_length)");
   }
-  if (options.group && run.plan.train.batch % options.group->size() != 0)
-    throw UserError(fmt::format("train.batch = {} does not split evenly across {} ranks; make it a multiple of the "
-                                "world size",
-                                run.plan.train.batch, options.group->size()));
   if (run.plan.train.init_file && !fs::exists(*run.plan.train.init_file))
     throw UserError(fmt::format("warm start: '{}' not found", *run.plan.train.init_file));
   if (!run.plan.train.init_from) return;
@@ -535,9 +531,6 @@ int runOtherRank(const plan::ExperimentPlan& plan, const RunOptions& options) {
   if (options.score_jit && !jit::available())
     throw UserError("--jit on: the score-formula JIT is unavailable (posc was built without LLVM)");
   train::setThreads(options.threads);
-  if (plan.train.batch % group->size() != 0)
-    throw UserError(fmt::format("train.batch = {} does not split evenly across {} ranks", plan.train.batch,
-                                group->size()));
   train::StopOnSignals signals;
   for (uint64_t seed : plan.train.seeds) {
     model::Gpt model = train::buildModel(plan, seed, device);

@@ -291,6 +291,14 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
                                          tp.batch, ranks));
   const int64_t share = tp.batch / ranks;  // rows per rank
   const int64_t first_row = group ? group->rank() * share : 0;
+  // A collective's failure, named with the step it happened in.
+  auto collective = [&](int step, auto&& f) {
+    try {
+      f();
+    } catch (const dist::CollectiveError& e) {
+      throw dist::CollectiveError(fmt::format("step {} of seed {}: {}", step, ctx.seed, e.what()));
+    }
+  };
   // A file that cannot be written is the user's to fix (a full disk, a
   // read-only folder), named in the message, never an internal error.
   auto checkpoint = [&](const std::string& name) {
@@ -375,19 +383,17 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
                 "CPU, does)", std::isnan(value) ? "NaN" : "infinite"));
         }
         loss.backward();
-        if (group) {
-          // Every rank reduces every parameter, so the buckets line up.
-          std::vector<torch::Tensor> grads;
-          for (auto& p : all) {
-            if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-            grads.push_back(p.grad());
-          }
-          group->allReduceSum(grads);
-        }
       } catch (const model::NonFiniteScores& e) {
         throw model::NonFiniteScores(fmt::format("step {}, {}", step + 1, e.what()));
-      } catch (const dist::CollectiveError& e) {
-        throw dist::CollectiveError(fmt::format("step {} of seed {}: {}", step + 1, ctx.seed, e.what()));
+      }
+      if (group) {
+        // Every rank reduces every parameter, so the buckets line up.
+        std::vector<torch::Tensor> grads;
+        for (auto& p : all) {
+          if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+          grads.push_back(p.grad());
+        }
+        collective(step + 1, [&] { group->allReduceSum(grads); });
       }
       if (tp.grad_clip > 0)
         clipAndStep(optimizer, tp.grad_clip);  // clip_grad_norm_ then step, in one pass
@@ -399,13 +405,8 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       const int64_t tokens = static_cast<int64_t>(batch.batch) * batch.length;
       const bool log_now = (tp.log_every > 0 && done % tp.log_every == 0) || done == tp.steps;
       double mean_loss = 0;
-      if (log_now && group) {
-        try {
-          group->allReduceSum({interval_loss});  // the ranks' shares of each step's loss
-        } catch (const dist::CollectiveError& e) {
-          throw dist::CollectiveError(fmt::format("step {} of seed {}: {}", step + 1, ctx.seed, e.what()));
-        }
-      }
+      if (log_now && group)  // the ranks' shares of each step's loss
+        collective(step + 1, [&] { group->allReduceSum({interval_loss}); });
       if (log_now) mean_loss = interval_loss.item<double>() / std::max(1, interval_steps + 1);  // syncs
       const double dt = secondsSince(t0);
       train_seconds += dt;

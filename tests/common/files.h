@@ -1,6 +1,8 @@
 // Small file helpers shared by the test suites.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -20,6 +22,14 @@ inline std::string readFile(const std::filesystem::path& p) {
 inline void writeFile(const std::filesystem::path& p, const std::string& content) {
   std::ofstream out(p, std::ios::binary);
   out << content;
+}
+
+// An empty folder `name` under the test's temporary directory.
+inline std::filesystem::path scratchDir(const std::string& name) {
+  const std::filesystem::path p = std::filesystem::path(::testing::TempDir()) / name;
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
 }
 
 }  // namespace posc::testing

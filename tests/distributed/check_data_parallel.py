@@ -167,25 +167,38 @@ else:
     print("note  torchrun not found (Debian: python3-torch); the torchrun launch is not checked")
 
 # 3. A rank that dies.
+def training_ranks(name, timeout_s):
+    """Two ranks of a long run, once both are training (metrics logged)."""
+    out_dir = os.path.join(WORK, name)
+    procs = launch_ranks(out_dir, ["--set", "train.log_every=1", "--fresh"], steps=1000000,
+                         env_extra={"POSC_DIST_TIMEOUT": str(timeout_s)})
+    metrics = os.path.join(out_dir, "metrics.jsonl")
+    deadline = time.time() + 120
+    while time.time() < deadline and not (os.path.exists(metrics) and os.path.getsize(metrics) > 200):
+        time.sleep(0.2)
+    return out_dir, procs, os.path.exists(metrics) and os.path.getsize(metrics) > 200
+
+
+def rank0_after(procs, sig, timeout_s):
+    """Sends `sig` to rank 1; returns rank 0's exit status, its stderr and the seconds it took to end."""
+    procs[1].send_signal(sig)
+    sent_at = time.time()
+    try:
+        code, _, err = finish([procs[0]], timeout=timeout_s + 60)[0]
+    except subprocess.TimeoutExpired:
+        procs[0].kill()
+        code, err = None, "(still running)"
+    waited = time.time() - sent_at
+    procs[1].kill()
+    procs[1].communicate()
+    print("      rank 0 said: " + err.strip().splitlines()[-1] if err.strip() else "      rank 0 said nothing")
+    return code, err, waited
+
+
 timeout_s = 20
-out_dir = os.path.join(WORK, "killed")
-procs = launch_ranks(out_dir, ["--set", "train.log_every=1", "--fresh"], steps=1000000,
-                     env_extra={"POSC_DIST_TIMEOUT": str(timeout_s)})
-metrics = os.path.join(out_dir, "metrics.jsonl")
-deadline = time.time() + 120
-while time.time() < deadline and not (os.path.exists(metrics) and os.path.getsize(metrics) > 200):
-    time.sleep(0.2)
-check(os.path.exists(metrics) and os.path.getsize(metrics) > 200, "both ranks are training before the kill")
-procs[1].send_signal(signal.SIGKILL)
-killed_at = time.time()
-try:
-    code, _, err = finish([procs[0]], timeout=timeout_s + 60)[0]
-except subprocess.TimeoutExpired:
-    procs[0].kill()
-    code, err = None, "(still running)"
-waited = time.time() - killed_at
-procs[1].communicate()
-print("      rank 0 said: " + err.strip().splitlines()[-1] if err.strip() else "      rank 0 said nothing")
+out_dir, procs, training = training_ranks("killed", timeout_s)
+check(training, "both ranks are training before the kill")
+code, err, waited = rank0_after(procs, signal.SIGKILL, timeout_s)
 check(code == 1, f"rank 0 exits with status 1 after rank 1 is killed (got {code})")
 check(waited <= timeout_s + 10, f"rank 0 ends {waited:.1f} s after the kill (timeout {timeout_s} s)")
 check("rank 0 of 2" in err and "step " in err and "data-parallel training stopped" in err,
@@ -199,24 +212,8 @@ check(status.get("state") == "failed", f"status.json records the failure ({statu
 
 # 3b. A rank that stops answering (SIGSTOP): the others give up at the timeout.
 timeout_s = 10
-out_dir = os.path.join(WORK, "stopped")
-procs = launch_ranks(out_dir, ["--set", "train.log_every=1", "--fresh"], steps=1000000,
-                     env_extra={"POSC_DIST_TIMEOUT": str(timeout_s)})
-metrics = os.path.join(out_dir, "metrics.jsonl")
-deadline = time.time() + 120
-while time.time() < deadline and not (os.path.exists(metrics) and os.path.getsize(metrics) > 200):
-    time.sleep(0.2)
-procs[1].send_signal(signal.SIGSTOP)
-stopped_at = time.time()
-try:
-    code, _, err = finish([procs[0]], timeout=timeout_s + 60)[0]
-except subprocess.TimeoutExpired:
-    procs[0].kill()
-    code, err = None, "(still running)"
-waited = time.time() - stopped_at
-procs[1].kill()
-procs[1].communicate()
-print("      rank 0 said: " + err.strip().splitlines()[-1] if err.strip() else "      rank 0 said nothing")
+out_dir, procs, _ = training_ranks("stopped", timeout_s)
+code, err, waited = rank0_after(procs, signal.SIGSTOP, timeout_s)
 check(code == 1 and timeout_s - 1 <= waited <= timeout_s + 15,
       f"a rank that stops answering ends rank 0 at the timeout: exit {code} after {waited:.1f} s (timeout {timeout_s} s)")
 

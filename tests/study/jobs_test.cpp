@@ -7,18 +7,14 @@
 #include <fstream>
 
 #include "runtime/study/jobs.h"
+#include "tests/common/files.h"
 
 namespace posc::study {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  fs::path p = fs::path(::testing::TempDir()) / name;
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return posc::testing::scratchDir(name); }
 
 StudyRequest decayAndSink(const fs::path& out) {
   StudyRequest r;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "runtime/study/jobs.h"
+#include "tests/common/files.h"
 #include "runtime/study/slurm.h"
 
 namespace posc::study {
@@ -16,12 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path scratch(const std::string& name) {
-  fs::path p = fs::path(::testing::TempDir()) / name;
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
+fs::path scratch(const std::string& name) { return posc::testing::scratchDir(name); }
 
 StudyRequest sweep(const fs::path& out) {
   StudyRequest r;

@@ -133,12 +133,7 @@ int writeComparisonPage(const std::vector<study::Job>& jobs, const std::vector<b
 
 std::string joinCommand(const std::vector<std::string>& argv) {
   std::string s;
-  for (const std::string& a : argv) {
-    const bool plain = !a.empty() && a.find_first_of(" \t'\"$`\\;&|<>()*?[]{}!#~") == std::string::npos;
-    std::string q = "'";
-    for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    s += (s.empty() ? "" : " ") + (plain ? a : q + "'");
-  }
+  for (const std::string& a : argv) s += (s.empty() ? "" : " ") + study::shellQuote(a);
   return s;
 }
 
