@@ -137,6 +137,12 @@ TEST(ReplSession, FitDefinesTheFittedKernel) {
   EXPECT_NE(r.text.find("highest beyond training 0.00"), std::string::npos) << r.text;
   EXPECT_NEAR(std::stod(s.submit("spike(0)").text), 1.0, 0.005);
   EXPECT_NEAR(std::stod(s.submit("spike(7)").text), 0.0, 0.005);
+  // The bound on terms is the session's (the fuzzing harness lowers it).
+  s.setMaxFitTerms(256);
+  Reply big = s.submit(":fit harmonic, terms = 257");
+  EXPECT_NE(big.errors.find("<input>:1:24: error: 'terms' must be a whole number in 1..256, not 257"), std::string::npos)
+      << big.errors;
+  EXPECT_FALSE(s.submit(":fit harmonic, terms = 256").failed());
 }
 
 TEST(ReplSession, ControlsAsFunctions) {

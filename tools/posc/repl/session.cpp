@@ -289,7 +289,7 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
     defs_[*as] = std::move(def);
   } else if (c == "fit") {
     auto ladder_name = args.symbol("ladder", {"geometric", "harmonic"});
-    auto terms = args.number("terms", 16, 1, true, 100000);
+    auto terms = args.number("terms", 16, 1, true, max_fit_terms_);
     auto base = args.number("base", 10000, 1.000001);
     auto period = args.number("period", 4000, 1e-9);
     auto train = args.number("train", 20, 1, true, 1e6);
