@@ -11,7 +11,7 @@
 //   retrieval      one fact; ask its key. Without evidence (the key is never
 //                  stated) the correct answer is the abstention token <none>.
 //   composition    a -> b and b -> c placed apart (b is itself a key); ask
-//                  for the end of the chain from a (Q: chain a ? A: c), plus
+//                  for the end of the chain from a (Q: chain a, answer c), plus
 //                  the two single-fact control questions a -> ? and b -> ?
 //                  (answers b and c) on the same document.
 //   contradiction  an earlier and a later statement about the same key; a
@@ -26,16 +26,23 @@
 // shares one half with the queried key, the first for even-numbered
 // distractors, the second for odd), values and filler words. Three templates give
 // each statement and question a different surface form:
-//   template 0   kx ky is v .            question  Q: kx ky ? A:
-//   template 1   set kx ky to v ;        question  Q: get kx ky ? A:
-//   template 2   v under kx ky .         question  Q: what under kx ky ? A:
+//   template 0   kx ky is v .            question  Q: kx ky
+//   template 1   set kx ky to v ;        question  Q: get kx ky
+//   template 2   v under kx ky .         question  Q: what under kx ky
 // Composition's first hop states a key as the value (kx ky is kx' ky' .),
-// and its main question opens with `chain` (Q: chain kx ky ? A:).
-// Order asks  Q: first kx ky kx' ky' ? A:  (template 0; the other templates
-// use their own question opener before `first`).
+// and its main question opens with `chain` (Q: chain kx ky).
+// Order asks  Q: first kx ky kx' ky'  (template 0; the other templates use
+// their own question opener before `first`).
+// A question ends with the key it asks (the answer follows it directly), so
+// the head that finds the statement can match the key at the last prompt
+// token itself. Closing the question with markers instead (`Q: kx ky ? A:`,
+// this generator's first form) makes the model first move the key to the
+// answer position with a second head as well as to each statement's value:
+// two compositions instead of one, and CPU-sized models stayed at chance
+// among distractors with it (docs/longctx.md has the runs).
 //
 // Layout of a prompt (`length` tokens with the main question):
-//   <bos> [rule r .] body Q: ... ? A:
+//   <bos> [rule r .] body Q: ... kx ky
 // The body is filler with the statements inserted whole. The evidence starts
 // at body offset round(depth * (B - s)), B the body length and s the length of
 // the evidence span (the statement, or for order the pair with its gap): depth
@@ -87,10 +94,9 @@ namespace token {
 inline constexpr int32_t kPad = 0, kBos = 1, kEos = 2, kNone = 3;
 // Markers.
 inline constexpr int32_t kIs = 4, kStop = 5, kSet = 6, kTo = 7, kSemicolon = 8, kUnder = 9,
-                         kQuestion = 10, kQuery = 11, kAnswer = 12, kGet = 13, kWhat = 14,
-                         kFirst = 15, kRule = 16, kLatest = 17, kEarliest = 18,
-                         kCorrectionRule = 19, kCorrection = 20, kChain = 21;
-inline constexpr int32_t kFirstKeyHalf = 22;                          // kx0 .. kx47
+                         kQuery = 10, kGet = 11, kWhat = 12, kFirst = 13, kRule = 14, kLatest = 15,
+                         kEarliest = 16, kCorrectionRule = 17, kCorrection = 18, kChain = 19;
+inline constexpr int32_t kFirstKeyHalf = 20;                          // kx0 .. kx47
 inline constexpr int32_t kSecondKeyHalf = kFirstKeyHalf + kKeyHalves;  // ky0 .. ky47
 inline constexpr int32_t kFirstValue = kSecondKeyHalf + kKeyHalves;    // v0 .. v63
 inline constexpr int32_t kFirstFiller = kFirstValue + kValues;         // w0 .. w127
@@ -111,7 +117,7 @@ struct Key {
 
 struct DocumentSpec {
   TaskType task = TaskType::Retrieval;
-  int length = 256;             // prompt tokens with the main question, <bos> to A:
+  int length = 256;             // prompt tokens with the main question, <bos> to its last key
   double depth = 0.5;           // evidence location: fraction of the body's room
   std::optional<int> distance;  // instead of depth: body tokens after the evidence span
   int distractors = 0;          // statements about other keys
@@ -137,7 +143,7 @@ struct Statement {
 };
 
 struct Question {
-  std::vector<int32_t> tokens;  // Q: ... ? A:
+  std::vector<int32_t> tokens;  // Q: ... kx ky
   std::vector<int32_t> answer;  // the answer's tokens, then <eos>
   std::string purpose;          // "main", or for composition "hop 1" / "hop 2"
 };

@@ -13,15 +13,13 @@
 namespace posc::longctx {
 namespace {
 
-// The key a key question asks: the two key tokens before `?`.
+// The key a key question asks: its last two tokens.
 Key askedKey(const Question& q) {
   const auto& t = q.tokens;
-  for (size_t i = 2; i < t.size(); ++i)
-    if (t[i] == token::kQuestion) {
-      if (tokenClass(t[i - 2]) != TokenClass::Key) break;
-      return Key{t[i - 2] - token::kFirstKeyHalf, t[i - 1] - token::kSecondKeyHalf};
-    }
-  throw std::invalid_argument("the main question asks no single key (order documents have two)");
+  const size_t n = t.size();
+  if (n < 3 || tokenClass(t[n - 2]) != TokenClass::Key || tokenClass(t[n - 3]) == TokenClass::Key)
+    throw std::invalid_argument("the main question asks no single key (order documents have two)");
+  return Key{t[n - 2] - token::kFirstKeyHalf, t[n - 1] - token::kSecondKeyHalf};
 }
 
 }  // namespace

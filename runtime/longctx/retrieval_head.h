@@ -1,7 +1,8 @@
 // The analytic retrieval head and the distractor law it obeys.
 //
-// A retrieval head at the last prompt token (A:) looks for the statement
-// whose key matches the question's. Constructed analytically: its query is
+// A retrieval head at the last prompt token (the asked key's second half)
+// looks for the statement whose key matches the question's. Constructed
+// analytically: its query is
 // the queried key as a one-hot vector over the key space scaled by a margin
 // m, each statement's second key token carries its key as a one-hot key
 // vector, and every other token is outside the head's reach (score -inf, as

@@ -83,8 +83,6 @@ std::vector<int32_t> keyQuestion(int templ, const Key& key) {
   if (templ == 2) q.push_back(token::kUnder);
   auto k = keyTokens(key);
   q.insert(q.end(), k.begin(), k.end());
-  q.push_back(token::kQuestion);
-  q.push_back(token::kAnswer);
   return q;
 }
 
@@ -101,16 +99,14 @@ std::vector<int32_t> orderQuestion(int templ, const Key& a, const Key& b) {
     auto t = keyTokens(k);
     q.insert(q.end(), t.begin(), t.end());
   }
-  q.push_back(token::kQuestion);
-  q.push_back(token::kAnswer);
   return q;
 }
 
 int questionLength(const DocumentSpec& spec) {
   int opener = spec.template_index == 0 ? 1 : 2;
-  if (spec.task == TaskType::Order) return opener + 1 + 4 + 2;
+  if (spec.task == TaskType::Order) return opener + 1 + 4;
   int chain = spec.task == TaskType::Composition ? 1 : 0;
-  return opener + chain + (spec.template_index == 2 ? 1 : 0) + 2 + 2;
+  return opener + chain + (spec.template_index == 2 ? 1 : 0) + 2;
 }
 
 int headerLength(const DocumentSpec& spec) { return spec.task == TaskType::Contradiction ? 3 : 0; }

@@ -40,11 +40,11 @@ Span statementSpan(int templ, const Key& key, const Object& object, StatementRol
 int statementLength(int templ, bool key_object, bool correction);
 int longestStatement(int templ);
 
-// Q: [get | what under] kx ky ? A:
+// Q: [get | what under] kx ky
 std::vector<int32_t> keyQuestion(int templ, const Key& key);
-// Q: chain [get | what under] kx ky ? A: (composition's main question)
+// Q: chain [get | what under] kx ky (composition's main question)
 std::vector<int32_t> chainQuestion(int templ, const Key& key);
-// Q: [get | what] first kx ky kx' ky' ? A:
+// Q: [get | what] first kx ky kx' ky'
 std::vector<int32_t> orderQuestion(int templ, const Key& a, const Key& b);
 
 // Tokens of the main question, and of the header (`rule r .`), of a spec.

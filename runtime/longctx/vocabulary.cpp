@@ -11,9 +11,8 @@ namespace {
 
 // Names of the ids below the first key half, in id order.
 constexpr std::array<const char*, token::kFirstKeyHalf> kFixedNames = {
-    "<pad>", "<bos>", "<eos>", "<none>", "is",    "." ,       "set",      "to",
-    ";",     "under", "?",     "Q:",     "A:",    "get",      "what",     "first",
-    "rule",  "latest", "earliest", "corrected", "correction", "chain"};
+    "<pad>", "<bos>", "<eos>", "<none>", "is",     ".",        "set",      "to",       ";",          "under",
+    "Q:",    "get",   "what",  "first",  "rule",  "latest", "earliest", "corrected", "correction", "chain"};
 
 // Parses the decimal index after a prefix ("kx12" -> 12); -1 when malformed
 // or not below `count`.

@@ -9,8 +9,8 @@
 //
 // Documents: retrieval with the evidence present, problem i at depth
 // (i + 0.5) / problems and template i mod 3, seeded by (seed, length, N, i).
-// The attention read is each layer and head's at the last prompt token (A:),
-// from one full forward pass of the main prompts.
+// The attention read is each layer and head's at the last prompt token (the
+// asked key's second half), from one full forward pass of the main prompts.
 #include <torch/torch.h>
 
 #include <algorithm>

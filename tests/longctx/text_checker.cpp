@@ -95,9 +95,9 @@ ReadDocument readDocument(const std::string& prompt) {
   doc.filler_runs.push_back(filler);
   doc.question_begin = static_cast<int>(r.at);
   r.expect("Q:");
-  while (r.peek() != "A:") doc.question.push_back(r.take());
-  r.expect("A:");
-  if (r.at != r.words.size()) r.fail("words after A:");
+  while (r.at < r.words.size()) doc.question.push_back(r.take());
+  if (doc.question.size() < 2 || !isKeyFirst(doc.question[doc.question.size() - 2]))
+    r.fail("a question that does not end with a key");
   return doc;
 }
 

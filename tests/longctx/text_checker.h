@@ -1,6 +1,6 @@
 // An independent reader of long-context documents for the generator's tests:
 // it sees only the rendered text of a prompt ("<bos> rule latest . w3 kx1 ky2
-// is v7 . ... Q: kx1 ky2 ? A:"), parses the statements and the question with
+// is v7 . ... Q: kx1 ky2"), parses the statements and the question with
 // its own grammar of the three templates, and derives the answer the
 // document determines. It shares no code with the generator beyond the
 // token spellings, so agreement means the generator's answers follow from
@@ -25,7 +25,7 @@ struct ReadDocument {
   std::vector<ReadStatement> statements;
   std::vector<int> filler_runs;      // lengths of the filler runs between statements
   int question_begin = 0;            // word index of Q:
-  std::vector<std::string> question; // the words between Q: and A:
+  std::vector<std::string> question; // the words after Q:, ending with the asked key(s)
 };
 
 // Parses a rendered prompt; throws std::runtime_error on a word sequence no
