@@ -109,12 +109,12 @@ task::Sequence trainingSequence(const Document& doc, int question, bool review, 
   };
   note(s.prompt_length, static_cast<int>(s.tokens.size()) - s.prompt_length);
   if (!review) return s;
-  std::vector<Question> extra = reviewQuestions(doc);
-  // The drawn question is not asked twice (its answer would be a copy).
-  const auto& drawn = doc.questions.at(static_cast<size_t>(question)).tokens;
-  extra.erase(std::remove_if(extra.begin(), extra.end(), [&](const Question& q) { return q.tokens == drawn; }),
-              extra.end());
-  std::shuffle(extra.begin(), extra.end(), rng);
+  // As many reviews as there are statements to review, each drawn with
+  // replacement (sequence.h says why).
+  const std::vector<Question> reviewable = reviewQuestions(doc);
+  std::vector<Question> extra;
+  for (size_t i = 0; i < reviewable.size(); ++i)
+    extra.push_back(reviewable[static_cast<size_t>(uniform(rng, 0, static_cast<int>(reviewable.size()) - 1))]);
   const int64_t segment = static_cast<int64_t>(doc.statements.size()) + 1;
   for (const Question& q : extra) {
     for (size_t i = 0; i < q.tokens.size() + q.answer.size(); ++i) {

@@ -15,13 +15,16 @@
 // A training document draws its task, length, depth, distractor count,
 // template and (for tasks that may lack it) whether its evidence is absent
 // from the data generator, then one of its questions. After that question
-// and its answer come review questions: for every statement that holds one
-// value under a key no other statement states, its key question and answer
-// (unless that is the drawn question), in random order. The loss is on every answer token and <eos> (task::Batch's
-// loss mask). A lone question per document gives a retrieval head one
-// lookup to learn from per sequence; the reviews give it one per statement
-// for a few tokens each (on a 2-layer RoPE model at 128 tokens, 3,000 steps
-// with the lone question left retrieval among 1-4 distractors at chance).
+// and its answer come review questions: as many as there are statements that
+// hold one value under a key no other statement states, each the key
+// question and answer of such a statement drawn uniformly with replacement
+// (the drawn question's may come again). The loss is on every answer token
+// and <eos> (task::Batch's loss mask). A lone question per document gives a
+// retrieval head one lookup to learn from per sequence; the reviews give it
+// about one per statement for a few tokens each. Drawn with replacement,
+// the reviews hold no shortcut: asked once each, in random order, the last
+// review could be answered by elimination, without any lookup (a PyTorch
+// peer's loss settled at that level; docs/longctx.md, peer run P4).
 // Evaluation asks one question, right after the context, as the first
 // training question is.
 //

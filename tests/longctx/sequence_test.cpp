@@ -8,9 +8,11 @@
 
 #include <cmath>
 #include <algorithm>
+#include <map>
 #include <random>
 
 #include "runtime/longctx/retrieval_head.h"
+#include "runtime/longctx/statements.h"
 #include "tests/longctx/text_checker.h"
 
 namespace posc::longctx {
@@ -129,7 +131,7 @@ TEST(DocumentSequence, TheLossCoversEveryAnswerTheTextDetermines) {
   EXPECT_EQ(b.loss_mask, c.loss_mask);
 }
 
-TEST(DocumentSequence, ReviewsAskEveryStatementWithAValueOnce) {
+TEST(DocumentSequence, ReviewsAskStatementsWithAValueDrawnWithReplacement) {
   DocumentSpec spec;
   spec.length = 120;
   spec.distractors = 4;
@@ -139,8 +141,35 @@ TEST(DocumentSequence, ReviewsAskEveryStatementWithAValueOnce) {
   std::mt19937_64 rng(1);
   std::vector<int> answers;
   const task::Sequence s = trainingSequence(doc, 0, true, rng, &answers);
-  // The drawn question's value and <eos>, then one value and <eos> per other statement.
-  EXPECT_EQ(answers.size(), 2u * doc.statements.size());
+  // The drawn question's value and <eos>, then one review (a value and <eos>)
+  // per statement (all five hold a value under their own key).
+  ASSERT_EQ(doc.statements.size(), 5u);
+  EXPECT_EQ(answers.size(), 2u * (1 + doc.statements.size()));
+  // Each review asks about a statement of the document; drawn with
+  // replacement, over 200 rows every statement is asked and some twice in a row.
+  std::map<std::vector<int32_t>, int> asked;
+  int repeats = 0;
+  for (int row = 0; row < 200; ++row) {
+    std::vector<int> at_answers;
+    const task::Sequence r = trainingSequence(doc, 0, true, rng, &at_answers);
+    std::vector<int32_t> previous;
+    for (size_t i = 2; i < at_answers.size(); i += 2) {
+      const size_t value = static_cast<size_t>(at_answers[i]);
+      // The review's key: the two tokens before its answer.
+      const std::vector<int32_t> key(r.tokens.begin() + static_cast<long>(value) - 2,
+                                     r.tokens.begin() + static_cast<long>(value));
+      ++asked[key];
+      repeats += key == previous ? 1 : 0;
+      previous = key;
+      bool stated = false;
+      for (const Statement& st : doc.statements)
+        stated |= keyTokens(st.key) == key && std::find(doc.context.begin() + st.begin, doc.context.begin() + st.end,
+                                                        r.tokens[value]) != doc.context.begin() + st.end;
+      EXPECT_TRUE(stated) << render(key) << " " << renderToken(r.tokens[value]);
+    }
+  }
+  EXPECT_EQ(asked.size(), doc.statements.size());
+  EXPECT_GT(repeats, 0);
   const task::Sequence lone = trainingSequence(doc, 0, false, rng);
   EXPECT_EQ(lone.tokens, encode(doc, 0, true).tokens);
   for (size_t t = lone.tokens.size(); t < s.tokens.size(); ++t)
