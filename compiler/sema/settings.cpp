@@ -219,6 +219,8 @@ const std::map<std::string, Table>& tables() {
             }},
            {"dropout", "real 0..1", "dropout probability",
             [](Checker& c, SettingsContext& x) { return c.real(0, 0.99, x.plan.model.dropout); }},
+           {"init_std", "real > 0", "standard deviation of the initial weights (default 0.02)",
+            [](Checker& c, SettingsContext& x) { return c.real(0, 10, x.plan.model.init_std, true); }},
        }},
       {"train",
        {

@@ -95,11 +95,11 @@ GptImpl::GptImpl(const plan::ExperimentPlan& plan, int64_t vocab_size)
     st.head = register_module("lm_head", torch::nn::Linear(
                                              torch::nn::LinearOptions(m.width, vocab_size).bias(false)));
 
-  // Initialisation: N(0, 0.02) weights, zero biases, residual output
-  // projections scaled by 1/sqrt(2 * layers).
+  // Initialisation: N(0, init_std) weights (0.02 by default), zero biases,
+  // residual output projections scaled by 1/sqrt(2 * layers).
   {
     torch::NoGradGuard no_grad;
-    const double std = 0.02;
+    const double std = m.init_std;
     const double out_std = std / std::sqrt(2.0 * std::max(1, m.layers));
     st.tok->weight.normal_(0.0, std);
     for (auto& t : st.abs_tables)
