@@ -123,8 +123,8 @@ struct ModelPlan {
   SoftmaxKind softmax = SoftmaxKind::Standard;
   double dropout = 0.0;
   // Initial weights N(0, init_std); residual output projections get
-  // init_std / sqrt(2 x layers) (GPT-2's scheme). The scale sets how long a
-  // model sits on the plateau before attention heads compose (docs/longctx.md).
+  // init_std / sqrt(2 x layers) (GPT-2's scheme). The scale can decide
+  // whether attention heads compose within a budget (docs/longctx.md).
   double init_std = 0.02;
 };
 

@@ -2,12 +2,11 @@
 //
 // A retrieval head at the last prompt token (the asked key's second half)
 // looks for the statement whose key matches the question's. Constructed
-// analytically: its query is
-// the queried key as a one-hot vector over the key space scaled by a margin
-// m, each statement's second key token carries its key as a one-hot key
-// vector, and every other token is outside the head's reach (score -inf, as
-// a kind mask would make it). The evidence key then scores m and each of N
-// distractor keys 0, so softmax puts
+// analytically: its query is the queried key as a one-hot vector over the
+// key space scaled by a margin m, each statement's second key token carries
+// its key as a one-hot key vector, and every other token is outside the
+// head's reach (score -inf, as a kind mask would make it). The evidence key
+// then scores m and each of N distractor keys 0, so softmax puts
 //
 //     p(evidence) = e^m / (e^m + N) = 1 / (1 + N e^(-m))
 //

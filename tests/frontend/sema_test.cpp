@@ -198,3 +198,19 @@ TEST(Sema, BadOverrideIsLocatedInTheOverride) {
   EXPECT_NE(text.find("did you mean 'steps'?"), std::string::npos) << text;
   EXPECT_NE(text.find("--set train.lr:1:6: error: syntax error"), std::string::npos) << text;
 }
+
+// model.init_std: a positive scale, shown by the plan only when it is not the
+// default (so existing plans and their hashes stay as they were).
+TEST(Sema, InitStdIsAPositiveScaleShownWhenNotTheDefault) {
+  Compiled plain("experiment e { }");
+  ASSERT_TRUE(plain.ok) << plain.c.diags.render();
+  EXPECT_EQ(plain.plan().model.init_std, 0.02);
+  EXPECT_EQ(posc::plan::dumpPlan(plain.plan()).find("initial weights"), std::string::npos);
+  Compiled set("experiment e { model { init_std = 0.05 } }");
+  ASSERT_TRUE(set.ok) << set.c.diags.render();
+  EXPECT_EQ(set.plan().model.init_std, 0.05);
+  EXPECT_NE(posc::plan::dumpPlan(set.plan()).find("  initial weights N(0, 0.05)\n"), std::string::npos);
+  Compiled zero("experiment e { model { init_std = 0 } }");
+  EXPECT_FALSE(zero.ok);
+  EXPECT_NE(zero.c.diags.render().find("init_std"), std::string::npos) << zero.c.diags.render();
+}

@@ -7,6 +7,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -150,6 +151,32 @@ TEST(Gpt, PrecisionOfParameters) {
   for (auto precision : {plan::Precision::F32, plan::Precision::Bf16Mixed}) {
     Gpt m(fullPlan(precision), kVocab);
     for (const auto& p : m->parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat);
+  }
+}
+
+// model.init_std sets the scale of every initial weight matrix; residual
+// output projections get init_std / sqrt(2 x layers).
+TEST(Gpt, InitialWeightsHaveTheDeclaredScale) {
+  for (double init_std : {0.02, 0.1}) {
+    plan::ExperimentPlan p = fullPlan(plan::Precision::F64);
+    p.model.init_std = init_std;
+    torch::manual_seed(3);
+    Gpt m(p, kVocab);
+    const double out_std = init_std / std::sqrt(2.0 * p.model.layers);
+    int checked = 0;
+    for (const auto& item : m->named_parameters()) {
+      const std::string& name = item.key();
+      const torch::Tensor& w = item.value();
+      if (w.dim() != 2 || w.numel() < 1000) continue;  // matrices large enough for a sample std
+      const bool residual_out = name.find("attn.out.weight") != std::string::npos ||
+                                name.find("mlp.fc2.weight") != std::string::npos;
+      const double want = residual_out ? out_std : init_std;
+      // The sample std of n >= 1000 normal draws is within 10% with
+      // overwhelming probability (its relative error is about 1 / sqrt(2n)).
+      EXPECT_NEAR(w.std().item<double>(), want, 0.1 * want) << name;
+      ++checked;
+    }
+    EXPECT_GE(checked, 4);
   }
 }
 
