@@ -256,7 +256,7 @@ std::string dumpPlan(const ExperimentPlan& p) {
                    m.precision == Precision::F32 ? "f32" : m.precision == Precision::F64 ? "f64" : "bf16 mixed",
                    m.softmax == SoftmaxKind::Standard ? "softmax" : "softmax1 (1 + sum in the denominator)",
                    m.dropout > 0 ? fmt::format(", dropout {}", num(m.dropout)) : ""));
-  if (m.init_std != 0.02) line(fmt::format("  initial weights N(0, {})", num(m.init_std)));
+  if (m.init_std != ModelPlan{}.init_std) line(fmt::format("  initial weights N(0, {})", num(m.init_std)));
 
   const AttentionPlan& a = p.attention;
   line("attention");

@@ -48,9 +48,9 @@ class Session {
   // values (16 bytes a point): the default 1e8 is 1.6 GB; beyond it a typo
   // (0..200000000) would exhaust the memory. The fuzzing harness lowers it.
   void setMaxSweepPoints(double points) { max_sweep_points_ = points; }
-  // The most terms :fit fits (default 100,000). A fit's cost grows with the
-  // square of its terms (2,000 take seconds under the sanitizers), so the
-  // fuzzing harness lowers it too; the bound is checked by the same code.
+  // The most terms :fit fits (default 100,000). A fit of 2,000 terms takes
+  // seconds under the sanitizers, so the fuzzing harness lowers it too; the
+  // bound is checked by the same code.
   void setMaxFitTerms(double terms) { max_fit_terms_ = terms; }
   static std::string help();
 
