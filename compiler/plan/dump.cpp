@@ -257,6 +257,7 @@ std::string dumpPlan(const ExperimentPlan& p) {
                    m.softmax == SoftmaxKind::Standard ? "softmax" : "softmax1 (1 + sum in the denominator)",
                    m.dropout > 0 ? fmt::format(", dropout {}", num(m.dropout)) : ""));
   if (m.init_std != ModelPlan{}.init_std) line(fmt::format("  initial weights N(0, {})", num(m.init_std)));
+  if (m.embedding_std) line(fmt::format("  initial token embeddings N(0, {})", num(*m.embedding_std)));
 
   const AttentionPlan& a = p.attention;
   line("attention");

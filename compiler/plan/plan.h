@@ -126,6 +126,11 @@ struct ModelPlan {
   // init_std / sqrt(2 x layers) (GPT-2's scheme). The scale can decide
   // whether attention heads compose within a budget (docs/longctx.md).
   double init_std = 0.02;
+  // Initial token embeddings N(0, embedding_std); unset: init_std. PyTorch's
+  // nn.Embedding draws N(0, 1), GPT-2 N(0, 0.02); with the small scale a
+  // CPU-sized model stayed at chance on retrieval where N(0, 1) learned it
+  // (docs/longctx.md, runs P13 and P17).
+  std::optional<double> embedding_std;
 };
 
 // ---------------------------------------------------------------------------

@@ -221,6 +221,13 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.real(0, 0.99, x.plan.model.dropout); }},
            {"init_std", "real > 0", "standard deviation of the initial weights (default 0.02)",
             [](Checker& c, SettingsContext& x) { return c.real(0, 10, x.plan.model.init_std, true); }},
+           {"embedding_std", "real > 0", "standard deviation of the initial token embeddings (default: init_std)",
+            [](Checker& c, SettingsContext& x) {
+              double s = 0;
+              if (!c.real(0, 10, s, true)) return false;
+              x.plan.model.embedding_std = s;
+              return true;
+            }},
        }},
       {"train",
        {

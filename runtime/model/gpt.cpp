@@ -96,12 +96,14 @@ GptImpl::GptImpl(const plan::ExperimentPlan& plan, int64_t vocab_size)
                                              torch::nn::LinearOptions(m.width, vocab_size).bias(false)));
 
   // Initialisation: N(0, init_std) weights (0.02 by default), zero biases,
-  // residual output projections scaled by 1/sqrt(2 * layers).
+  // residual output projections scaled by 1/sqrt(2 * layers); token
+  // embeddings N(0, embedding_std) where the plan sets it (tied: the output
+  // head too, being the same matrix).
   {
     torch::NoGradGuard no_grad;
     const double std = m.init_std;
     const double out_std = std / std::sqrt(2.0 * std::max(1, m.layers));
-    st.tok->weight.normal_(0.0, std);
+    st.tok->weight.normal_(0.0, m.embedding_std.value_or(std));
     for (auto& t : st.abs_tables)
       if (t) t->weight.normal_(0.0, std);
     for (auto& b : st.blocks) {

@@ -199,9 +199,10 @@ TEST(Sema, BadOverrideIsLocatedInTheOverride) {
   EXPECT_NE(text.find("--set train.lr:1:6: error: syntax error"), std::string::npos) << text;
 }
 
-// model.init_std: a positive scale, shown by the plan only when it is not the
-// default (so existing plans and their hashes stay as they were).
-TEST(Sema, InitStdIsAPositiveScaleShownWhenNotTheDefault) {
+// model.init_std and model.embedding_std: positive scales, shown by the plan
+// only when set away from the default (so existing plans and their hashes
+// stay as they were).
+TEST(Sema, InitialScalesArePositiveAndShownWhenSet) {
   Compiled plain("experiment e { }");
   ASSERT_TRUE(plain.ok) << plain.c.diags.render();
   EXPECT_EQ(plain.plan().model.init_std, 0.02);
@@ -210,6 +211,14 @@ TEST(Sema, InitStdIsAPositiveScaleShownWhenNotTheDefault) {
   ASSERT_TRUE(set.ok) << set.c.diags.render();
   EXPECT_EQ(set.plan().model.init_std, 0.05);
   EXPECT_NE(posc::plan::dumpPlan(set.plan()).find("  initial weights N(0, 0.05)\n"), std::string::npos);
+  EXPECT_EQ(posc::plan::dumpPlan(set.plan()).find("initial token embeddings"), std::string::npos);
+  EXPECT_FALSE(set.plan().model.embedding_std.has_value());
+  Compiled emb("experiment e { model { embedding_std = 1 } }");
+  ASSERT_TRUE(emb.ok) << emb.c.diags.render();
+  EXPECT_EQ(emb.plan().model.embedding_std, 1.0);
+  EXPECT_NE(posc::plan::dumpPlan(emb.plan()).find("  initial token embeddings N(0, 1)\n"), std::string::npos);
+  Compiled negative("experiment e { model { embedding_std = -1 } }");
+  EXPECT_FALSE(negative.ok);
   Compiled zero("experiment e { model { init_std = 0 } }");
   EXPECT_FALSE(zero.ok);
   EXPECT_NE(zero.c.diags.render().find("init_std"), std::string::npos) << zero.c.diags.render();

@@ -180,6 +180,30 @@ TEST(Gpt, InitialWeightsHaveTheDeclaredScale) {
   }
 }
 
+// model.embedding_std sets the token embeddings' scale alone; the other
+// matrices keep init_std.
+TEST(Gpt, EmbeddingScaleIsSeparateFromTheWeights) {
+  plan::ExperimentPlan p = fullPlan(plan::Precision::F64);
+  p.model.init_std = 0.05;
+  p.model.embedding_std = 1.0;
+  torch::manual_seed(3);
+  Gpt m(p, 200);  // a vocabulary large enough for the embedding's sample std
+  int embeddings = 0, others = 0;
+  for (const auto& item : m->named_parameters()) {
+    const std::string& name = item.key();
+    const torch::Tensor& w = item.value();
+    if (w.dim() != 2 || w.numel() < 1000) continue;
+    const bool residual_out = name.find("attn.out.weight") != std::string::npos ||
+                              name.find("mlp.fc2.weight") != std::string::npos;
+    const bool token = name.find("tok") != std::string::npos;
+    const double want = token ? 1.0 : residual_out ? 0.05 / std::sqrt(2.0 * p.model.layers) : 0.05;
+    EXPECT_NEAR(w.std().item<double>(), want, 0.1 * want) << name;
+    ++(token ? embeddings : others);
+  }
+  EXPECT_EQ(embeddings, 1);
+  EXPECT_GE(others, 4);
+}
+
 TEST(Gpt, NullSlotWithZeroValueEqualsSoftmax1) {
   torch::manual_seed(3);
   auto with_null = fullPlan(plan::Precision::F64);
