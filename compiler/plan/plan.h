@@ -80,6 +80,13 @@ struct DocumentTaskPlan {
   double absent_share = 0.0;  // retrieval, composition: documents without their evidence
   bool near_duplicates = false;  // distractor keys share one half with the queried key
   Authority authority = Authority::Latest;  // contradiction documents
+  // false: training documents are their statements alone, without filler
+  // (retrieval only): the evidence at the drawn depth among the distractors,
+  // the length what they take. A curriculum's first stage: from scratch,
+  // CPU-sized models formed the lookup only on such documents, and kept it
+  // when filler came later (docs/longctx.md, runs P14-P18). Evaluation
+  // documents always have filler.
+  bool filler = true;
 };
 
 enum class DigitOrder : uint8_t {

@@ -25,7 +25,7 @@ const std::set<std::string>& additionOnly() {
 const std::set<std::string>& documentsOnly() {
   static const std::set<std::string> s = {
       "task.tasks",    "task.train_min_length", "task.train_max_length", "task.train_distractors",
-      "task.templates", "task.absent_share",    "task.near_duplicates",  "task.authority",
+      "task.templates", "task.absent_share",    "task.near_duplicates",  "task.authority", "task.filler",
       "eval.tasks",    "eval.lengths",          "eval.depths",           "eval.distractors",
       "eval.templates", "eval.problems",        "eval.absent_share",     "eval.fraction"};
   return s;
@@ -135,6 +135,11 @@ void checkDocumentSettings(SourceRange at, SettingsContext& ctx) {
   };
   plan::DocumentTaskPlan& t = p.task.documents;
   plan::DocumentEvalPlan& e = p.eval.documents;
+  if (!t.filler && std::any_of(t.tasks.begin(), t.tasks.end(),
+                               [](plan::DocumentTask k) { return k != plan::DocumentTask::Retrieval; })) {
+    Diagnostic& d = ctx.diags.error(where("task.filler"), "training documents without filler are retrieval documents only");
+    d.hint = "set task.tasks = [retrieval], or keep filler = true";
+  }
   if (t.train_min_length > t.train_max_length)
     ctx.diags.error(where("task.train_min_length"),
                     fmt::format("train_min_length ({}) is larger than train_max_length ({})", t.train_min_length,

@@ -177,6 +177,8 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.real(0, 1, x.plan.task.documents.absent_share); }},
            {"near_duplicates", "bool", "documents: each distractor key shares one half with the queried key",
             [](Checker& c, SettingsContext& x) { return c.boolean(x.plan.task.documents.near_duplicates); }},
+           {"filler", "bool", "documents: filler words pad training documents (false: statements alone; retrieval only)",
+            [](Checker& c, SettingsContext& x) { return c.boolean(x.plan.task.documents.filler); }},
            {"authority", "latest | earliest | correction", "documents: which of two contradicting statements holds",
             [](Checker& c, SettingsContext& x) {
               return c.word<plan::Authority>({{"latest", plan::Authority::Latest},

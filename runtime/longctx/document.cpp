@@ -35,6 +35,15 @@ void validate(const DocumentSpec& spec) {
     throw std::invalid_argument(fmt::format("a {} document always holds its evidence (only retrieval and "
                                             "composition ask about keys the document never states)",
                                             taskTypeName(spec.task)));
+  if (!spec.filler) {
+    if (spec.task != TaskType::Retrieval)
+      throw std::invalid_argument(fmt::format("a {} document needs filler: documents without filler are retrieval "
+                                              "documents only",
+                                              taskTypeName(spec.task)));
+    if (spec.distance)
+      throw std::invalid_argument("a document without filler places its evidence by depth, not distance");
+    return;  // the length follows from the statements
+  }
   if (spec.length < minimumLength(spec))
     throw std::invalid_argument(fmt::format("length {} is too short for a {} document with {} distractors: it needs "
                                             "at least {} tokens",
@@ -46,6 +55,9 @@ void validate(const DocumentSpec& spec) {
 
 int minimumLength(const DocumentSpec& spec) {
   int templ = std::clamp(spec.template_index, 0, kTemplates - 1);
+  if (!spec.filler)  // retrieval: the statements packed, no slack
+    return 1 + headerLength(spec) + questionLength(spec) +
+           ((spec.evidence_present ? 1 : 0) + std::max(0, spec.distractors)) * statementLength(templ, false, false);
   int evidence = 0;
   switch (spec.task) {
     case TaskType::Retrieval: evidence = spec.evidence_present ? statementLength(templ, false, false) : 0; break;
@@ -77,7 +89,8 @@ Document generate(const DocumentSpec& spec) {
   KeyPool rng(random);
   const int templ = spec.template_index;
   const int header = headerLength(spec);
-  const int body = spec.length - 1 - header - questionLength(spec);
+  const int body = spec.filler ? spec.length - 1 - header - questionLength(spec)
+                               : minimumLength(spec) - 1 - header - questionLength(spec);
   auto value = [&] { return Object{std::nullopt, rng.draw(kValues)}; };
   auto otherValue = [&](int not_this) {
     int v = rng.draw(kValues - 1);
@@ -94,11 +107,15 @@ Document generate(const DocumentSpec& spec) {
                                                 *spec.distance, room));
       return room - *spec.distance;
     }
+    // Without filler the evidence is one of the packed statements (all of
+    // its length in retrieval): the round(depth x distractors)-th.
+    if (!spec.filler) return size * roundOffset(spec.depth, spec.distractors);
     return roundOffset(spec.depth, room);
   };
 
   Document doc;
   doc.spec = spec;
+  if (!spec.filler) doc.spec.length = minimumLength(spec);
   std::vector<Placed> anchored;
   Key queried = rng.fresh();
   std::vector<Question> questions;

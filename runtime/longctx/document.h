@@ -125,6 +125,10 @@ struct DocumentSpec {
   int template_index = 0;       // surface form, in [0, kTemplates)
   bool evidence_present = true; // retrieval and composition: false asks about an unstated key
   Authority authority = Authority::Latest;  // contradiction
+  // false (retrieval only): no filler words; the body is the statements
+  // alone, the evidence the round(depth x distractors)-th of them, and
+  // `length` is ignored (the document's spec records the length it took).
+  bool filler = true;
   uint64_t seed = 0;
 };
 
@@ -174,6 +178,7 @@ Document generate(const DocumentSpec& spec);
 // its statements and question, and beside each piece placed at its depth the
 // room (up to a distractor's length less one) that may be too small for a
 // distractor. generate() lays out every spec of at least this length.
+// Without filler: the length the statements and question take.
 int minimumLength(const DocumentSpec& spec);
 
 }  // namespace posc::longctx

@@ -94,6 +94,7 @@ DocumentSpec trainingSpec(const plan::DocumentTaskPlan& task, std::mt19937_64& r
   spec.near_duplicates = task.near_duplicates;
   spec.template_index = uniform(rng, 0, task.templates - 1);
   spec.authority = task.authority;
+  spec.filler = task.filler;
   const bool absent = std::uniform_real_distribution<double>(0.0, 1.0)(rng) < task.absent_share;
   spec.evidence_present = !(canLackEvidence(spec.task) && absent);
   spec.seed = rng();
@@ -163,7 +164,8 @@ std::string checkTrainingSpecs(const plan::DocumentTaskPlan& task) {
         spec.template_index = templ;
         spec.evidence_present = present;
         spec.authority = task.authority;
-        if (minimumLength(spec) > spec.length)
+        spec.filler = task.filler;
+        if (spec.filler && minimumLength(spec) > spec.length)
           return fmt::format("{} {} document with {} distractors needs at least {} tokens; task.train_min_length is {}",
                              t == TaskType::Order ? "an" : "a", taskTypeName(t), most, minimumLength(spec), spec.length);
         try {

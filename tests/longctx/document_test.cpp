@@ -310,6 +310,54 @@ TEST(LongContextDocument, EveryTokenRoundTripsThroughItsName) {
   EXPECT_FALSE(parseToken("word").has_value());
 }
 
+// Without filler a retrieval document is <bos>, its statements packed, and
+// the question: no filler word anywhere, the evidence the
+// round(depth x distractors)-th statement, the answer still re-derived from
+// the text, and the length recorded in the document's spec.
+TEST(LongContextDocument, WithoutFillerTheStatementsArePacked) {
+  uint64_t seed = 7;
+  for (int templ = 0; templ < kTemplates; ++templ)
+    for (int distractors : {0, 1, 2, 5})
+      for (double depth : {0.0, 0.3, 0.5, 1.0})
+        for (bool present : {true, false}) {
+          DocumentSpec spec;
+          spec.filler = false;
+          spec.length = 999;  // ignored
+          spec.template_index = templ;
+          spec.distractors = distractors;
+          spec.depth = depth;
+          spec.evidence_present = present;
+          spec.seed = seed++;
+          Document doc = generate(spec);
+          const int statement = templ == 1 ? 6 : 5;  // set kx ky to v ; | kx ky is v . | v under kx ky .
+          const int question = templ == 0 ? 3 : templ == 1 ? 4 : 5;
+          const int statements = distractors + (present ? 1 : 0);
+          const std::vector<int32_t> prompt = doc.prompt(0);
+          ASSERT_EQ(static_cast<int>(prompt.size()), 1 + statements * statement + question) << render(prompt);
+          EXPECT_EQ(doc.spec.length, static_cast<int>(prompt.size()));
+          EXPECT_EQ(minimumLength(spec), static_cast<int>(prompt.size()));
+          for (int32_t t : prompt) EXPECT_NE(tokenClass(t), TokenClass::Filler) << render(prompt);
+          ASSERT_EQ(static_cast<int>(doc.statements.size()), statements);
+          for (int i = 0; i < statements; ++i) EXPECT_EQ(doc.statements[static_cast<size_t>(i)].begin, 1 + i * statement);
+          if (present) {
+            const int rank = static_cast<int>(std::lround(depth * distractors));
+            EXPECT_EQ(doc.evidence_begin, 1 + rank * statement);
+            EXPECT_EQ(doc.statements[static_cast<size_t>(rank)].role, StatementRole::Evidence);
+          } else {
+            EXPECT_EQ(doc.evidence_begin, -1);
+          }
+          EXPECT_EQ(deriveAnswer(readDocument(render(prompt))), render(doc.questions[0].answer)) << render(prompt);
+        }
+  DocumentSpec order;
+  order.filler = false;
+  order.task = TaskType::Order;
+  EXPECT_THROW(generate(order), std::invalid_argument);
+  DocumentSpec distance;
+  distance.filler = false;
+  distance.distance = 0;
+  EXPECT_THROW(generate(distance), std::invalid_argument);
+}
+
 TEST(LongContextDocument, RefusesSpecsItCannotLayOut) {
   DocumentSpec spec;
   spec.length = 20;
