@@ -4,9 +4,9 @@
 # distractors learnable at CPU size, apart from posc's code. It shares no code
 # with posc; docs/longctx.md records the runs.
 #
-#   /usr/bin/python3 tools/retrieval_peer.py [--key_tokens 1|2] [--filler 0..1]
+#   /usr/bin/python3 tools/retrieval_peer.py [--key_tokens 1|2] [--filler 0|1] [--filler_from STEP]
 #       [--length T] [--nmin N --nmax N] [--pos rope|alibi|both] [--review 0|1]
-#       [--qs K] [--qend 0|1] [--induction 1] [--init_std S] [--lr ..] [--batch ..]
+#       [--qs K] [--qend 0|1] [--induction 1] [--init_std S] [--emb_std S] [--lr ..] [--batch ..]
 #       [--steps ..]
 #
 # A document: <bos>, N+1 statements `k is v .` (k one or two tokens) shuffled
@@ -23,7 +23,7 @@ import torch, torch.nn as nn, torch.nn.functional as F
 p = argparse.ArgumentParser()
 p.add_argument('--key_tokens', type=int, default=2)
 p.add_argument('--halves', type=int, default=48)
-p.add_argument('--filler', type=float, default=0.5)   # share of body tokens that are filler
+p.add_argument('--filler', type=int, default=1)   # 1: filler words pad the body to --length; 0: none
 p.add_argument('--nmin', type=int, default=1); p.add_argument('--nmax', type=int, default=2)
 p.add_argument('--width', type=int, default=128); p.add_argument('--layers', type=int, default=2)
 p.add_argument('--heads', type=int, default=4)
@@ -36,8 +36,11 @@ p.add_argument('--induction', type=int, default=0)
 p.add_argument('--qend', type=int, default=0)  # question ends with the key
 p.add_argument('--qs', type=int, default=0)  # >0: that many questions drawn with replacement
 p.add_argument('--init_std', type=float, default=0)  # >0: GPT-2 style N(0, std) weights (posc's 0.02), zero biases
+p.add_argument('--emb_std', type=float, default=0)  # >0: then the token embeddings N(0, emb_std)
+p.add_argument('--filler_from', type=int, default=0)  # >0: documents without filler before this step
 a = p.parse_args()
 torch.manual_seed(a.seed); random.seed(a.seed); torch.set_num_threads(1)
+STEP = 0  # the training step (documents follow --filler_from)
 PAD,BOS,EOS,IS,STOP,Q,QM,A = range(8)
 KX = 8; KY = KX + a.halves; V = KY + a.halves; NV = 64; W = V + NV; NW = 128; VOC = W + NW
 def key(): return (random.randrange(a.halves), random.randrange(a.halves))
@@ -53,7 +56,7 @@ def doc():
     stm = [ktoks(k) + [IS, V+v, STOP] for k, v in zip(keys, vals)]
     body_len = a.length - 1 - (len(ktoks(keys[0])) + 3)
     filler = max(0, body_len - sum(map(len, stm)))
-    nf = int(round(filler * a.filler / max(a.filler, 1e-9))) if a.filler > 0 else 0
+    nf = filler if a.filler > 0 and STEP >= a.filler_from else 0
     pieces = stm + [[W+random.randrange(NW)] for _ in range(nf)]
     random.shuffle(pieces)
     toks = [BOS] + [t for pc in pieces for t in pc]
@@ -115,9 +118,12 @@ if a.init_std > 0:
         for name, w in m.named_parameters():
             if name.endswith('bias') or '.ln' in name or name.startswith('ln'): continue
             w.normal_(0.0, a.init_std)
+if a.emb_std > 0:
+    with torch.no_grad(): m.e.weight.normal_(0.0, a.emb_std)
 opt = torch.optim.AdamW(m.parameters(), lr=a.lr, weight_decay=0.1)
 t0 = time.time()
 for step in range(1, a.steps + 1):
+    STEP = step
     lr = a.lr * min(1, step / 200) * 0.5 * (1 + math.cos(math.pi * step / a.steps))
     for g in opt.param_groups: g['lr'] = lr
     x, mk, _ = batch(a.batch)
