@@ -201,16 +201,13 @@ template <typename Line>
 void dumpDocuments(const ExperimentPlan& p, Line& line) {
   const DocumentTaskPlan& d = p.task.documents;
   line("task documents " + taskList(d.tasks));
-  if (d.filler)
-    line(fmt::format("  training prompts of {}..{} tokens, evidence depth uniform in [0, 1], distractors from {}, "
-                     "{} template{}, fresh every batch; review questions on every statement after the drawn one",
-                     d.train_min_length, d.train_max_length, intList(d.train_distractors), d.templates,
-                     d.templates == 1 ? "" : "s"));
-  else
-    line(fmt::format("  training prompts without filler (the statements alone), evidence depth uniform in [0, 1] "
-                     "among them, distractors from {}, {} template{}, fresh every batch; review questions on every "
-                     "statement after the drawn one",
-                     intList(d.train_distractors), d.templates, d.templates == 1 ? "" : "s"));
+  const std::string prompts =
+      d.filler ? fmt::format("training prompts of {}..{} tokens, evidence depth uniform in [0, 1]", d.train_min_length,
+                             d.train_max_length)
+               : "training prompts without filler (the statements alone), evidence depth uniform in [0, 1] among them";
+  line(fmt::format("  {}, distractors from {}, {} template{}, fresh every batch; review questions on every statement "
+                   "after the drawn one",
+                   prompts, intList(d.train_distractors), d.templates, d.templates == 1 ? "" : "s"));
   line(fmt::format("  evidence absent in {} of retrieval and composition documents{}; contradictions: rule {}",
                    num(d.absent_share), d.near_duplicates ? ", distractor keys near-duplicates" : "",
                    authorityName(d.authority)));

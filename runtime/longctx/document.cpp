@@ -89,8 +89,8 @@ Document generate(const DocumentSpec& spec) {
   KeyPool rng(random);
   const int templ = spec.template_index;
   const int header = headerLength(spec);
-  const int body = spec.filler ? spec.length - 1 - header - questionLength(spec)
-                               : minimumLength(spec) - 1 - header - questionLength(spec);
+  const int length = spec.filler ? spec.length : minimumLength(spec);  // without filler: what the statements take
+  const int body = length - 1 - header - questionLength(spec);
   auto value = [&] { return Object{std::nullopt, rng.draw(kValues)}; };
   auto otherValue = [&](int not_this) {
     int v = rng.draw(kValues - 1);
@@ -115,7 +115,7 @@ Document generate(const DocumentSpec& spec) {
 
   Document doc;
   doc.spec = spec;
-  if (!spec.filler) doc.spec.length = minimumLength(spec);
+  doc.spec.length = length;
   std::vector<Placed> anchored;
   Key queried = rng.fresh();
   std::vector<Question> questions;
