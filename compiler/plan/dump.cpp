@@ -117,6 +117,10 @@ std::string describeProbe(const ProbePlan& pr) {
       return fmt::format("teacher_forced: every decision of {} problems at {} digits (problem seed {}); separator "
                          "share of the {} main lookup heads",
                          pr.problems, pr.length, pr.problem_seed, pr.lookup_heads);
+    case ProbeKind::Stop:
+      return fmt::format("stop: attention of every head at the stop decision (the <eos> decision, teacher-forced) by "
+                         "key group, at {} digits, {} problems each (problem seed {})",
+                         intList(pr.lengths), pr.problems, pr.problem_seed);
     case ProbeKind::EvidenceMass:
       return fmt::format("evidence_mass: attention of {} at the last prompt token on the evidence statement against "
                          "N = {} distractor statements, retrieval documents of {} tokens, {} each (problem seed {}); "

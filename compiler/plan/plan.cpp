@@ -55,6 +55,7 @@ const char* probeKindName(ProbeKind k) {
     case ProbeKind::Kernel: return "kernel";
     case ProbeKind::Bands: return "bands";
     case ProbeKind::TeacherForced: return "teacher_forced";
+    case ProbeKind::Stop: return "stop";
     case ProbeKind::EvidenceMass: return "evidence_mass";
   }
   return "?";

@@ -438,6 +438,7 @@ enum class ProbeKind : uint8_t {
   Kernel,         // score of a real query on its real target key, the key's column swept
   Bands,          // a head's score on target, strongest alias and sink split by rotation-pair period
   TeacherForced,  // every decision of N problems scored on its own; errors by place and carry chain
+  Stop,           // where each head looks at the stop decision, by key group and length; its sink's margin
   EvidenceMass,   // documents: a head's attention on the evidence key against N distractors, fitted margin per length
 };
 const char* probeKindName(ProbeKind k);
@@ -452,7 +453,7 @@ struct HeadChoice {
 struct ProbePlan {
   ProbeKind kind = ProbeKind::Reach;
   std::string name;              // output file stem, the kind's name in the source
-  std::vector<int> lengths;      // Reach, SinkShare, Bands: operand lengths in digits;
+  std::vector<int> lengths;      // Reach, SinkShare, Bands, Stop: operand lengths in digits;
                                  // EvidenceMass: prompt lengths in tokens
   int length = 0;                // Kernel, TeacherForced: operand length in digits
   int problems = 0;              // problems per length

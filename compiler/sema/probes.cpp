@@ -72,6 +72,12 @@ const std::vector<KindInfo>& kinds() {
         {"problems", "int >= 1", "problems (default 150)"},
         {"lookup_heads", "int >= 1", "main lookup heads whose separator share is reported (default 2)"},
         {"seed", "int >= 0", "seed of the probe's problems (default: task.test_seed)"}}},
+      {ProbeKind::Stop,
+       "where each head looks at the stop decision: separators, operand digits near and far, answer; the sink's margin",
+       {{"lengths", "list or range of int", "operand lengths (default: training length and the longest test length)"},
+        {"step", "int >= 1", "step of a range of lengths (default 1)"},
+        {"problems", "int >= 1", "problems per length (default 60)"},
+        {"seed", "int >= 0", "seed of the probe's problems (default: task.test_seed)"}}},
       {ProbeKind::EvidenceMass,
        "documents: a head's attention on the evidence key against N distractor keys; margin fitted to 1 / (1 + N e^-m) per length",
        {{"lengths", "list or range of int", "prompt lengths in tokens (default: the protocol's lengths)"},
@@ -351,6 +357,13 @@ struct ProbeBuilder {
           d.hint = "lookup_heads counts heads over every layer";
           ok = false;
         }
+        break;
+      case ProbeKind::Stop:
+        p.lengths = {train};
+        if (longest != train) p.lengths.push_back(longest);
+        p.problems = 60;
+        lengths(p.lengths);
+        integer("problems", 1, 1000000, p.problems);
         break;
       case ProbeKind::EvidenceMass:
         p.lengths = plan.eval.documents.lengths;

@@ -6,7 +6,7 @@
 // and a few findings in words. writeProbeResult puts them under
 // <run>/probes/<name>.{csv,md,svg} with atomic files; `posc report` gathers
 // them into one page. The numeric cores of each probe are declared in their
-// own headers (kernel.h, sink_share.h, teacher_forced.h) so tests can run
+// own headers (kernel.h, sink_share.h, teacher_forced.h, stop_attention.h) so tests can run
 // them on hand-set weights.
 #pragma once
 
@@ -51,6 +51,7 @@ ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& 
 ProbeResult runBands(const plan::ProbePlan& probe, const plan::ExperimentPlan& plan, std::vector<SeedModel>& models);
 ProbeResult runTeacherForced(const plan::ProbePlan& probe, const plan::ExperimentPlan& plan,
                              std::vector<SeedModel>& models);
+ProbeResult runStop(const plan::ProbePlan& probe, const plan::ExperimentPlan& plan, std::vector<SeedModel>& models);
 ProbeResult runEvidenceMass(const plan::ProbePlan& probe, const plan::ExperimentPlan& plan,
                             std::vector<SeedModel>& models);
 ProbeResult runProbe(const plan::ProbePlan& probe, const plan::ExperimentPlan& plan, std::vector<SeedModel>& models);

@@ -20,6 +20,7 @@ ProbeResult runProbe(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
     case plan::ProbeKind::Kernel: return runKernel(probe, plan, models);
     case plan::ProbeKind::Bands: return runBands(probe, plan, models);
     case plan::ProbeKind::TeacherForced: return runTeacherForced(probe, plan, models);
+    case plan::ProbeKind::Stop: return runStop(probe, plan, models);
     case plan::ProbeKind::EvidenceMass: return runEvidenceMass(probe, plan, models);
   }
   throw std::logic_error("unknown probe kind");

@@ -217,7 +217,7 @@ Report buildReport(const fs::path& run) {
     md += "## Accuracy\n\nNo summary.md in the folder (the run did not finish a seed).\n\n";
   }
   // Probes in a fixed order, then any others by name.
-  std::vector<std::string> order = {"reach", "sink_share", "kernel", "bands", "teacher_forced", "evidence_mass"};
+  std::vector<std::string> order = {"reach", "sink_share", "kernel", "bands", "teacher_forced", "stop", "evidence_mass"};
   std::vector<std::string> found;
   if (fs::is_directory(run / "probes"))
     for (const auto& e : fs::directory_iterator(run / "probes"))

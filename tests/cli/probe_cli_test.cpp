@@ -88,11 +88,12 @@ experiment tiny_probes {
     kernel(place = 2, length = 3, sweep = -50..51, far = 20)
     bands(place = 2, lengths = [3, 6], problems = 3)
     teacher_forced(length = 6, problems = 10)
+    stop(lengths = [3, 5], problems = 8)
   }
 }
 )";
 
-const std::vector<std::string> kProbes = {"reach", "sink_share", "kernel", "bands", "teacher_forced"};
+const std::vector<std::string> kProbes = {"reach", "sink_share", "kernel", "bands", "teacher_forced", "stop"};
 
 struct ProbeRun : ::testing::Test {
   static fs::path dir;
@@ -120,7 +121,8 @@ TEST_F(ProbeRun, DeclaredProbesRunAfterTrainingAndWriteTheirArtefacts) {
   const std::vector<std::pair<std::string, std::string>> tables = {
       {"reach", "### Accuracy by length"},         {"sink_share", "### Mean separator share"},
       {"kernel", "### Kernel summary"},            {"bands", "### Band contributions"},
-      {"teacher_forced", "### Wrong decisions by answer place"}};
+      {"teacher_forced", "### Wrong decisions by answer place"},
+      {"stop", "### Stop decisions and the stop head"}};
   for (const auto& [p, heading] : tables) {
     SCOPED_TRACE(p);
     auto csv = parseCsv(readFile(dir / "run" / "probes" / (p + ".csv")));
@@ -134,6 +136,25 @@ TEST_F(ProbeRun, DeclaredProbesRunAfterTrainingAndWriteTheirArtefacts) {
     EXPECT_EQ(markdownTable(md, "### Summary"), csv);
     // Two seeds, so one summary row each.
     EXPECT_EQ(csv.size(), 3u);
+  }
+  {
+    // Stop: one row per seed and length, 8 decisions each, a share in [0, 1];
+    // every head's groups sum to 1 (no null slot here).
+    auto stop = parseCsv(readFile(dir / "run" / "probes" / "stop.csv"));
+    ASSERT_EQ(stop.size(), 5u);
+    for (size_t i = 1; i < stop.size(); ++i) {
+      EXPECT_EQ(stop[i][2], "8");
+      EXPECT_LE(std::stoi(stop[i][3]), 8);
+      EXPECT_GE(std::stod(stop[i][6]), 0.0);
+      EXPECT_LE(std::stod(stop[i][6]), 1.0);
+    }
+    auto heads = parseCsv(readFile(dir / "run" / "probes" / "stop-by_head.csv"));
+    ASSERT_EQ(heads.size(), 1u + 2 * 2 * 2);  // seeds x lengths x heads
+    for (size_t i = 1; i < heads.size(); ++i) {
+      double sum = 0;
+      for (size_t c = 4; c <= 8; ++c) sum += std::stod(heads[i][c]);
+      EXPECT_NEAR(sum, 1.0, 5e-3) << i;  // five cells rounded to 3 significant digits
+    }
   }
   // Reach: one row per length, seed columns, mean within [min, max].
   auto reach = parseCsv(readFile(dir / "run" / "probes" / "reach.csv"));

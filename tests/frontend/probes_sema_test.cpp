@@ -32,6 +32,7 @@ experiment e {
     kernel(place = 4, sweep = -30..31, layer = 2, head = auto)
     bands(lengths = 20..41, step = 10)
     teacher_forced(problems = 20)
+    stop()
   }
   preset small {
     task { train_max_digits = 5 }
@@ -46,7 +47,7 @@ TEST(Probes, DefaultsComeFromTheTask) {
   CompiledProbes c(kSource);
   ASSERT_TRUE(c.ok) << c.c.diags.render();
   const auto& probes = c.c.plan->probes;
-  ASSERT_EQ(probes.size(), 4u);
+  ASSERT_EQ(probes.size(), 5u);
   EXPECT_EQ(probes[0].kind, ProbeKind::Reach);
   EXPECT_EQ(probes[0].lengths, (std::vector<int>{10, 40, 100}));
   EXPECT_EQ(probes[0].problems, 50);
@@ -69,17 +70,23 @@ TEST(Probes, DefaultsComeFromTheTask) {
   EXPECT_EQ(probes[3].length, 100);  // the longest test length
   EXPECT_EQ(probes[3].problems, 20);
   EXPECT_EQ(probes[3].lookup_heads, 2);
+
+  EXPECT_EQ(probes[4].kind, ProbeKind::Stop);
+  EXPECT_EQ(probes[4].lengths, (std::vector<int>{10, 100}));  // training and longest test length
+  EXPECT_EQ(probes[4].problems, 60);
+  EXPECT_EQ(probes[4].problem_seed, 7u);
 }
 
 TEST(Probes, PresetReplacesAProbeOfTheSameKind) {
   CompiledProbes c(kSource, "small");
   ASSERT_TRUE(c.ok) << c.c.diags.render();
   const auto& probes = c.c.plan->probes;
-  ASSERT_EQ(probes.size(), 4u);
+  ASSERT_EQ(probes.size(), 5u);
   EXPECT_EQ(probes[0].lengths, (std::vector<int>{3, 6}));
   EXPECT_DOUBLE_EQ(probes[0].threshold, 0.5);
   EXPECT_EQ(probes[0].problem_seed, 3u);
   EXPECT_EQ(probes[1].length, 5);  // defaults follow the preset's task
+  EXPECT_EQ(probes[4].lengths, (std::vector<int>{5, 100}));
 }
 
 TEST(Probes, PlaceBeyondTheProblemIsReportedAtTheArgument) {

@@ -7,7 +7,9 @@
 //   - the separator share of a head with a hand-set separator bonus is the
 //     softmax share computed by hand;
 //   - the teacher-forced map of a model with one planted error reports
-//     exactly that place, with the planted separator share.
+//     exactly that place, with the planted separator share;
+//   - the stop probe's shares by key group and its log-sum-exps are the
+//     softmax of a hand-set separator bonus counted by hand.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -18,8 +20,10 @@
 #include "runtime/probe/lookup.h"
 #include "runtime/probe/problems.h"
 #include "runtime/probe/sink_share.h"
+#include "runtime/probe/stop_attention.h"
 #include "runtime/probe/teacher_forced.h"
 #include "runtime/task/addition.h"
+#include "runtime/train/trainer.h"
 #include "tests/runtime/model_test_util.h"
 
 namespace {
@@ -252,4 +256,79 @@ TEST(TeacherForcedProbe, CarryChainsCountConsecutiveCarries) {
   task::Problem q{{task::Number::fromString("1905"), task::Number::fromString("1095")}, task::Number::fromString("3000")};
   // 5+5 carries into place 2; 0+9+1 carries into 3; 9+0+1 carries into 4; 1+1+1 does not.
   EXPECT_EQ(probe::carryChains(tok.encode(q), 2, 1), (std::vector<int>{0, 1, 2, 3, 0}));
+}
+
+TEST(StopProbe, HandSetSeparatorBonusSplitsByKeyGroupAsCountedByHand) {
+  // As in the sink-share test: one score c = q.k / 2 on every key, plus 3 on
+  // separators. The stop decision (at the last answer digit, index Q) sees
+  // n = Q + 1 keys, 2 of them separators: each separator gets e^3 / Z and
+  // every other key 1 / Z, Z = 2 e^3 + n - 2. Each group's share is its key
+  // count over Z; the separators' log-sum-exp is c + 3 + log 2 and the rest's
+  // c + log(n - 2).
+  plan::ExperimentPlan p = handSetPlan(4);
+  FormulaBuilder fb;
+  int s = fb.leaf(Op::Score);
+  int sep = fb.binary(Op::Eq, fb.k(plan::Channel::Kind), fb.constant(1));
+  fb.binary(Op::Add, s, fb.binary(Op::Mul, fb.constant(3), sep));
+  plan::ScoreTerm term;
+  term.name = "separator bonus";
+  term.formula = fb.f;
+  p.attention.score_terms.push_back(term);
+  model::Gpt m(p, task::Vocabulary{1}.size());
+  const std::vector<double> q = {0.5, 0.1, -0.3, 0.2}, k = {0.4, 0.2, 0.1, -0.6};
+  setQueryKey(m, q, k);
+  double c = 0;
+  for (size_t i = 0; i < q.size(); ++i) c += q[i] * k[i] / 2;
+  task::Tokenizer tok(p.task);
+  probe::Forward forward = [&](const torch::Tensor& tokens, const torch::Tensor& channels,
+                               model::AttentionTrace& trace) {
+    return m->forward(tokens, channels, torch::Tensor(), &trace);
+  };
+  for (int digits : {6, 13}) {
+    auto problems = probe::probeProblems(p.task, 21, digits, 7);
+    probe::StopMap map = probe::stopAttention(forward, tok, problems, false, 3);
+    EXPECT_EQ(map.decisions, 7);
+    ASSERT_EQ(map.heads.size(), 1u);
+    const probe::StopHead& h = map.heads.at({0, 0});
+    double sep_share = 0, near = 0, far = 0, answer = 0, keys = 0, rest_lse = 0, p_eos = 0;
+    int right = 0;
+    for (const task::Problem& problem : problems) {
+      const task::Sequence seq = tok.encode(problem);
+      const int Q = static_cast<int>(seq.tokens.size()) - 2;  // the last answer digit, before <eos>
+      const double n = Q + 1, z = 2 * std::exp(3.0) + n - 2;
+      // Operand digits within one column of the query's column (its column
+      // is the answer's length), the other operand digits, the answer so far.
+      const int64_t answer_digits = static_cast<int64_t>(seq.tokens.size()) - seq.prompt_length - 1;
+      int n_near = 0, n_far = 0;
+      for (int i = 0; i < seq.prompt_length; ++i) {
+        if (seq.channels[static_cast<size_t>(plan::Channel::Kind)][static_cast<size_t>(i)] != 0) continue;
+        const int64_t col = seq.channels[static_cast<size_t>(plan::Channel::Column)][static_cast<size_t>(i)];
+        (std::abs(col - answer_digits) <= 1 ? n_near : n_far) += 1;
+      }
+      sep_share += 2 * std::exp(3.0) / z;
+      near += n_near / z;
+      far += n_far / z;
+      answer += static_cast<double>(answer_digits) / z;
+      keys += n;
+      rest_lse += c + std::log(n - 2);
+      // The model's own P(<eos>) at that token, from a plain forward pass.
+      train::BatchTensors bt = train::toTensors(task::makeBatch({seq}, tok.vocabulary()), torch::kCPU);
+      auto probs = torch::softmax(m->forward(bt.tokens, bt.channels)[0][Q].to(torch::kDouble), -1);
+      p_eos += probs[tok.vocabulary().eos()].item<double>();
+      right += probs.argmax().item<int64_t>() == tok.vocabulary().eos();
+    }
+    EXPECT_NEAR(h.separators, sep_share / 7, 1e-12) << digits;
+    EXPECT_NEAR(h.operand_near, near / 7, 1e-12) << digits;
+    EXPECT_NEAR(h.operand_far, far / 7, 1e-12) << digits;
+    EXPECT_NEAR(h.answer, answer / 7, 1e-12) << digits;
+    EXPECT_NEAR(h.other, 0.0, 1e-12) << digits;
+    EXPECT_NEAR(h.separators + h.operand_near + h.operand_far + h.answer, 1.0, 1e-12) << digits;
+    EXPECT_NEAR(h.separator_lse, c + 3 + std::log(2.0), 1e-12) << digits;
+    EXPECT_NEAR(h.rest_lse, rest_lse / 7, 1e-12) << digits;
+    EXPECT_NEAR(map.keys, keys / 7, 1e-12) << digits;
+    EXPECT_NEAR(map.eos_probability, p_eos / 7, 1e-12) << digits;
+    EXPECT_EQ(map.right, right) << digits;
+    // The operands' last columns are near: the group is never empty.
+    EXPECT_GT(h.operand_near, 0.0);
+  }
 }

@@ -27,7 +27,7 @@ RUN_DIR/probes/<name>.{csv,md,svg}. Compile FILE with the preset the run used.
 
 options:
   --from DIR          the results folder of the run (required)
-  --probe NAME        run only this probe (reach, sink_share, kernel, bands, teacher_forced)
+  --probe NAME        run only this probe (reach, sink_share, kernel, bands, teacher_forced, stop)
   --experiment NAME   the experiment to use (default: the last one in FILE)
   --preset NAME       the preset the run used (e.g. small)
   --set KEY=VALUE     override a setting (repeatable)
