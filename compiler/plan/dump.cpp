@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "compiler/plan/plan.h"
 
@@ -396,6 +397,42 @@ std::string dumpPlan(const ExperimentPlan& p) {
     for (const ProbePlan& pr : p.probes) line("  " + describeProbe(pr));
   }
   return o;
+}
+
+namespace {
+
+// The model-defining lines of a dump (see modelDifference).
+std::vector<std::string> modelLines(const std::string& dump) {
+  std::vector<std::string> out;
+  std::istringstream in(dump);
+  std::string line, section;
+  bool first_of_section = false;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] != ' ') {
+      section = line.substr(0, line.find(' '));
+      first_of_section = true;
+      if (section == "model" || section == "attention") out.push_back(section);
+      continue;
+    }
+    const bool keep = section == "model" || section == "attention" || (section == "task" && first_of_section);
+    first_of_section = false;
+    if (!keep) continue;
+    // Source locations ("   [rope2d @ file.pos:17]") name where, not what.
+    if (const size_t at = line.rfind("   ["); at != std::string::npos && line.back() == ']') line.resize(at);
+    out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<DumpDifference> modelDifference(const std::string& recorded_dump, const std::string& current_dump) {
+  const std::vector<std::string> a = modelLines(recorded_dump), b = modelLines(current_dump);
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    const std::string x = i < a.size() ? a[i] : "(missing)", y = i < b.size() ? b[i] : "(missing)";
+    if (x != y) return DumpDifference{x, y};
+  }
+  return std::nullopt;
 }
 
 }  // namespace posc::plan

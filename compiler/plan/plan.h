@@ -489,6 +489,16 @@ struct ExperimentPlan {
 
 // Stable, human-readable text used by `posc emit plan` and golden tests.
 std::string dumpPlan(const ExperimentPlan& plan);
+// What a trained model's weights mean: the task's tokenisation line and the
+// `model` and `attention` sections of a plan dump, without the source
+// locations. Two dumps that differ here describe different models (a probe
+// of one run with the other's plan would measure the wrong thing); other
+// sections (training, evaluation, probes, overrides) may differ freely.
+// Returns the first differing line of each, or nullopt when they agree.
+struct DumpDifference {
+  std::string recorded, current;  // "(missing)" for a line one side lacks
+};
+std::optional<DumpDifference> modelDifference(const std::string& recorded_dump, const std::string& current_dump);
 std::string renderFormula(const Formula& f, const AttentionPlan& attention);
 // One line describing a probe and its settings (plan dumps, report pages).
 std::string describeProbe(const ProbePlan& probe);

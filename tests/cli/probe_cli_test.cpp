@@ -224,6 +224,32 @@ TEST_F(ProbeRun, BadInputExitsWithTwoAndWritesNothing) {
   EXPECT_FALSE(fs::exists(dir / "empty_run" / "report.html"));
 }
 
+// The checkpoints would load into a plan with another rotation base (same
+// shapes), and the probes would measure a model that was never trained.
+TEST_F(ProbeRun, ProbingWithAnotherModelIsRefusedAndWritesNothing) {
+  ASSERT_EQ(run_status, 0);
+  const fs::path run = dir / "run";
+  std::string other = kExperiment;
+  const std::string rope = "use rope2d()";
+  other.replace(other.find(rope), rope.size(), "use rope2d(base = 500)");
+  std::ofstream(dir / "other.pos") << "import rope\n" << other;
+  const std::string before = readFile(run / "probes" / "stop.csv");
+  EXPECT_EQ(runPosc("probe '" + (dir / "other.pos").string() + "' --from '" + run.string() + "' --probe stop",
+                    dir / "other.log"), 2);
+  const std::string log = readFile(dir / "other.log");
+  EXPECT_NE(log.find("was trained with another model than this plan"), std::string::npos) << log;
+  EXPECT_NE(log.find("base 10000"), std::string::npos) << log;
+  EXPECT_NE(log.find("base 500"), std::string::npos) << log;
+  EXPECT_EQ(readFile(run / "probes" / "stop.csv"), before);
+  // Another probes section, one seed of the two, and another file (so other
+  // source locations in the dump) are no obstacle.
+  std::string more = kExperiment;
+  more.replace(more.find("stop(lengths = [3, 5], problems = 8)"), 36, "stop(lengths = [4], problems = 5)");
+  std::ofstream(dir / "more.pos") << "import rope\n" << more;
+  EXPECT_EQ(runPosc("probe '" + (dir / "more.pos").string() + "' --from '" + run.string() + "' --probe stop --seed 1",
+                    dir / "more.log"), 0) << readFile(dir / "more.log");
+}
+
 TEST_F(ProbeRun, ReportIsOneSelfContainedPageThatRendersItsPlots) {
   ASSERT_EQ(run_status, 0);
   const fs::path run = dir / "run";

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "runtime/probe/probe.h"
+#include "runtime/results/atomic_file.h"
 #include "runtime/train/run_experiment.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/trainer.h"
@@ -17,6 +18,11 @@ namespace posc::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b);
+}
 
 const char* kProbeHelp = R"(usage: posc probe FILE --from RUN_DIR [options]
 
@@ -76,6 +82,15 @@ int runProbe(const std::vector<std::string>& args) {
         throw UsageError{fmt::format("experiment '{}' declares no probe '{}'; it declares {}", plan.name, only, names)};
     }
     if (!fs::is_directory(from)) throw runtime::UserError(fmt::format("'{}' is not a results folder", from));
+    // The checkpoints load into any plan with the same parameter shapes; a
+    // changed rate, rotation or exemption would be measured silently on the
+    // wrong model. The run's plan.txt records what it trained.
+    if (auto recorded = results::readFileText(fs::path(from) / "plan.txt"))
+      if (auto d = plan::modelDifference(*recorded, plan::dumpPlan(plan)))
+        throw runtime::UserError(fmt::format(
+            "'{}' was trained with another model than this plan of {} describes:\n  the run:   {}\n  this plan: {}\n"
+            "probe it with the experiment file and preset it was trained with (its copy: {})",
+            from, o.files[0], trim(d->recorded), trim(d->current), (fs::path(from) / "source.pos").string()));
     const torch::Device dev = train::resolveDevice(device);
     train::setThreads(threads);
     // Load every checkpoint before running anything, so a missing one writes nothing.
