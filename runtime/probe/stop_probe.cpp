@@ -23,6 +23,13 @@ namespace {
 
 std::string fixed(double x, int decimals) { return fmt::format("{:.{}f}", x, decimals); }
 
+// A head's means at one length; zeros where the length had no stop decision.
+const StopHead& headAt(const StopMap& map, const std::pair<int, int>& head) {
+  static const StopHead none;
+  const auto it = map.heads.find(head);
+  return it == map.heads.end() ? none : it->second;
+}
+
 std::pair<int, int> stopHead(const StopMap& shortest) {
   std::pair<int, int> best{0, 0};
   double share = -1;
@@ -83,7 +90,7 @@ ProbeResult runStop(const plan::ProbePlan& probe, const plan::ExperimentPlan& pl
     share.dashed = true;
     for (size_t i = 0; i < lengths.size(); ++i) {
       const StopMap& map = maps[i];
-      const StopHead& h = map.heads.at(head);
+      const StopHead& h = headAt(map, head);
       summary.addRow({seed, std::to_string(lengths[i]), std::to_string(map.decisions), std::to_string(map.right),
                       plot::formatNumber(map.eos_probability, 3), fmt::format("{}.{}", head.first, head.second),
                       plot::formatNumber(h.separators, 3), fixed(h.separator_lse, 2), fixed(h.rest_lse, 2),
@@ -114,8 +121,8 @@ ProbeResult runStop(const plan::ProbePlan& probe, const plan::ExperimentPlan& pl
       finding += fmt::format(", {} of {} at {} digits ({})", z.right, z.decisions, lengths.back(),
                              plot::formatNumber(z.eos_probability, 2));
     r.findings.push_back(finding + ".");
-    const StopHead& ha = a.heads.at(head);
-    const StopHead& hz = z.heads.at(head);
+    const StopHead& ha = headAt(a, head);
+    const StopHead& hz = headAt(z, head);
     std::string sink = fmt::format("Seed {}: stop head {}.{} (the largest separator share at {} digits) puts {} on the "
                                    "separators at {} digits",
                                    seed, head.first, head.second, lengths.front(), plot::formatNumber(ha.separators, 2),
