@@ -44,6 +44,8 @@ StopMap stopAttention(const Forward& forward, const task::Tokenizer& tokenizer,
     model::AttentionTrace trace;
     auto probs = torch::softmax(forward(fb.tokens, fb.channels, trace).to(torch::kCPU, torch::kDouble), -1).contiguous();
     auto probs_a = probs.accessor<double, 3>();
+    auto predicted = probs.argmax(-1).contiguous();  // (B, L), as teacher_forced decides
+    auto pred_a = predicted.accessor<int64_t, 2>();
     const int layers = static_cast<int>(trace.weights.size());
     std::vector<torch::Tensor> w(layers), s(layers);
     for (int l = 0; l < layers; ++l) {
@@ -56,12 +58,8 @@ StopMap stopAttention(const Forward& forward, const task::Tokenizer& tokenizer,
       const int q = decisionIndex(seq, stop_place);
       if (q < 0 || seq.tokens[static_cast<size_t>(q + 1)] != eos) continue;
       ++m.decisions;
-      const double p_eos = probs_a[static_cast<int64_t>(b)][q][eos];
-      m.eos_probability += p_eos;
-      double best_other = 0;
-      for (int64_t v = 0; v < probs.size(2); ++v)
-        if (v != eos) best_other = std::max(best_other, probs_a[static_cast<int64_t>(b)][q][v]);
-      m.right += p_eos > best_other;
+      m.eos_probability += probs_a[static_cast<int64_t>(b)][q][eos];
+      m.right += pred_a[static_cast<int64_t>(b)][q] == eos;
       m.keys += q + 1;
       // The group of every key the stop decision sees.
       const int64_t q_column = seq.channels[column][static_cast<size_t>(q)];

@@ -74,10 +74,7 @@ ProbeResult runStop(const plan::ProbePlan& probe, const plan::ExperimentPlan& pl
   for (size_t s = 0; s < models.size(); ++s) {
     model::Gpt& m = models[s].model;
     m->eval();
-    const torch::Device device = m->parameters().front().device();
-    Forward forward = [&](const torch::Tensor& tokens, const torch::Tensor& channels, model::AttentionTrace& trace) {
-      return m->forward(tokens.to(device), channels.to(device), torch::Tensor(), &trace);
-    };
+    const Forward forward = modelForward(m);
     std::vector<StopMap> maps;
     for (int digits : lengths)
       maps.push_back(stopAttention(forward, tokenizer, probeProblems(plan.task, probe.problem_seed, digits, probe.problems),

@@ -11,6 +11,13 @@
 
 namespace posc::probe {
 
+Forward modelForward(model::Gpt& model) {
+  const torch::Device device = model->parameters().front().device();
+  return [&model, device](const torch::Tensor& tokens, const torch::Tensor& channels, model::AttentionTrace& trace) {
+    return model->forward(tokens.to(device), channels.to(device), torch::Tensor(), &trace);
+  };
+}
+
 std::vector<int> carryChains(const task::Sequence& s, int operands, int digits_per_token) {
   const auto& rows = s.channels[static_cast<size_t>(plan::Channel::Row)];
   const auto& cols = s.channels[static_cast<size_t>(plan::Channel::Column)];

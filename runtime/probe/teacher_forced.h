@@ -26,6 +26,9 @@ namespace posc::probe {
 // logits (B, L, V) of tokens (B, L) with channels (C, B, L), filling `trace`.
 using Forward = std::function<torch::Tensor(const torch::Tensor& tokens, const torch::Tensor& channels,
                                             model::AttentionTrace& trace)>;
+// The Forward of a trained model: inputs moved to its device, no stretch.
+// The model must outlive the returned function.
+Forward modelForward(model::Gpt& model);
 
 struct PlaceStats {
   int decisions = 0, wrong = 0;

@@ -44,10 +44,7 @@ ProbeResult runTeacherForced(const plan::ProbePlan& probe, const plan::Experimen
   for (size_t s = 0; s < models.size(); ++s) {
     model::Gpt& m = models[s].model;
     m->eval();
-    const torch::Device device = m->parameters().front().device();
-    Forward forward = [&](const torch::Tensor& tokens, const torch::Tensor& channels, model::AttentionTrace& trace) {
-      return m->forward(tokens.to(device), channels.to(device), torch::Tensor(), &trace);
-    };
+    const Forward forward = modelForward(m);
     TeacherForcedMap map =
         teacherForcedMap(forward, tokenizer, problems, probe.lookup_heads, 25, plan.attention.sampled_channels);
     const std::string seed = std::to_string(models[s].seed);

@@ -52,6 +52,21 @@ plan::ExperimentPlan handSetPlan(int head_dim) {
   return p;
 }
 
+// One head of dimension 4, no rotation, and a score term that adds `bonus`
+// on separator keys.
+plan::ExperimentPlan separatorBonusPlan(double bonus) {
+  plan::ExperimentPlan p = handSetPlan(4);
+  FormulaBuilder fb;
+  int s = fb.leaf(Op::Score);
+  int sep = fb.binary(Op::Eq, fb.k(plan::Channel::Kind), fb.constant(1));
+  fb.binary(Op::Add, s, fb.binary(Op::Mul, fb.constant(bonus), sep));
+  plan::ScoreTerm term;
+  term.name = "separator bonus";
+  term.formula = fb.f;
+  p.attention.score_terms.push_back(term);
+  return p;
+}
+
 }  // namespace
 
 TEST(KernelProbe, TwoTermCosineKernelGivesTheToyAliasExactly) {
@@ -154,15 +169,7 @@ TEST(SinkShareProbe, HandSetSeparatorBonusGivesTheSoftmaxShare) {
   // Equal q.k everywhere (no rotation) plus 3 on separator keys: a query that
   // sees n_sep separators among n keys puts e^3 n_sep / (e^3 n_sep + n - n_sep)
   // of its attention on them.
-  plan::ExperimentPlan p = handSetPlan(4);
-  FormulaBuilder fb;
-  int s = fb.leaf(Op::Score);
-  int sep = fb.binary(Op::Eq, fb.k(plan::Channel::Kind), fb.constant(1));
-  fb.binary(Op::Add, s, fb.binary(Op::Mul, fb.constant(3), sep));
-  plan::ScoreTerm term;
-  term.name = "separator bonus";
-  term.formula = fb.f;
-  p.attention.score_terms.push_back(term);
+  plan::ExperimentPlan p = separatorBonusPlan(3);
   model::Gpt m(p, task::Vocabulary{1}.size());
   setQueryKey(m, {0.5, 0.1, -0.3, 0.2}, {0.4, 0.2, 0.1, -0.6});
   task::Tokenizer tok(p.task);
@@ -265,15 +272,7 @@ TEST(StopProbe, HandSetSeparatorBonusSplitsByKeyGroupAsCountedByHand) {
   // every other key 1 / Z, Z = 2 e^3 + n - 2. Each group's share is its key
   // count over Z; the separators' log-sum-exp is c + 3 + log 2 and the rest's
   // c + log(n - 2).
-  plan::ExperimentPlan p = handSetPlan(4);
-  FormulaBuilder fb;
-  int s = fb.leaf(Op::Score);
-  int sep = fb.binary(Op::Eq, fb.k(plan::Channel::Kind), fb.constant(1));
-  fb.binary(Op::Add, s, fb.binary(Op::Mul, fb.constant(3), sep));
-  plan::ScoreTerm term;
-  term.name = "separator bonus";
-  term.formula = fb.f;
-  p.attention.score_terms.push_back(term);
+  plan::ExperimentPlan p = separatorBonusPlan(3);
   model::Gpt m(p, task::Vocabulary{1}.size());
   const std::vector<double> q = {0.5, 0.1, -0.3, 0.2}, k = {0.4, 0.2, 0.1, -0.6};
   setQueryKey(m, q, k);
