@@ -401,6 +401,13 @@ std::string dumpPlan(const ExperimentPlan& p) {
 
 namespace {
 
+// Drops a dump line's source location ("   [rope2d @ file.pos:17]"): it names
+// where a line came from, not what it computes.
+void stripSourceLocation(std::string& line) {
+  if (const size_t at = line.rfind("   ["); at != std::string::npos && !line.empty() && line.back() == ']')
+    line.resize(at);
+}
+
 // The model-defining lines of a dump (see modelDifference).
 std::vector<std::string> modelLines(const std::string& dump) {
   std::vector<std::string> out;
@@ -417,14 +424,23 @@ std::vector<std::string> modelLines(const std::string& dump) {
     const bool keep = section == "model" || section == "attention" || (section == "task" && first_of_section);
     first_of_section = false;
     if (!keep) continue;
-    // Source locations ("   [rope2d @ file.pos:17]") name where, not what.
-    if (const size_t at = line.rfind("   ["); at != std::string::npos && line.back() == ']') line.resize(at);
+    stripSourceLocation(line);
     out.push_back(line);
   }
   return out;
 }
 
 }  // namespace
+
+std::string dumpIdentity(const ExperimentPlan& plan) {
+  std::istringstream in(dumpPlan(plan));
+  std::string out, line;
+  while (std::getline(in, line)) {
+    stripSourceLocation(line);
+    out += line + "\n";
+  }
+  return out;
+}
 
 std::optional<DumpDifference> modelDifference(const std::string& recorded_dump, const std::string& current_dump) {
   const std::vector<std::string> a = modelLines(recorded_dump), b = modelLines(current_dump);

@@ -489,6 +489,11 @@ struct ExperimentPlan {
 
 // Stable, human-readable text used by `posc emit plan` and golden tests.
 std::string dumpPlan(const ExperimentPlan& plan);
+// What a plan computes: its dump without the source locations, so that an
+// edit which only moves lines (a comment added above a `use`) leaves it
+// unchanged. A run's identity (resuming it, a study skipping it as finished)
+// is a hash of this text.
+std::string dumpIdentity(const ExperimentPlan& plan);
 // What a trained model's weights mean: the task's tokenisation line and the
 // `model` and `attention` sections of a plan dump, without the source
 // locations. Two dumps that differ here describe different models (a probe

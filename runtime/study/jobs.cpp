@@ -216,7 +216,7 @@ std::optional<std::vector<Job>> expandPoint(const StudyRequest& base_request, co
       // The plan and where it runs (device, JIT); completed below with the warm start's.
       std::string placement;
       for (const std::string& f : request.placement) placement += " " + f;
-      j.plan_hash = driver::stableHash(plan::dumpPlan(*c.plan) + (placement.empty() ? "" : "\nposc run" + placement));
+      j.plan_hash = driver::stableHash(plan::dumpIdentity(*c.plan) + (placement.empty() ? "" : "\nposc run" + placement));
       j.command = {request.posc_binary, "run", file, "--experiment", j.experiment};
       if (!j.preset.empty()) j.command.insert(j.command.end(), {"--preset", j.preset});
       for (const sema::Override& o : request.overrides) j.command.insert(j.command.end(), {"--set", o.key + "=" + o.value});

@@ -22,10 +22,11 @@
 // find that run's checkpoint already in place.
 //
 // A job is finished when its job.json says "done" with the job's plan hash: a
-// hash of the resolved plan (posc emit plan), of where it runs (a --device or
-// --jit given to the study) and of the plan hash of the job it warm-starts
-// from. Editing a comment changes nothing; changing a setting, a
-// seed or the run a warm start comes from re-runs the job. No LibTorch here.
+// hash of the resolved plan without its source locations (plan::dumpIdentity),
+// of where it runs (a --device or --jit given to the study) and of the plan
+// hash of the job it warm-starts from. Editing a comment changes nothing, even
+// one that moves the lines below it; changing a setting, a seed or the run a
+// warm start comes from re-runs the job. No LibTorch here.
 #pragma once
 
 #include <cstdint>

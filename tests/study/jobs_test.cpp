@@ -85,6 +85,40 @@ TEST(StudyJobs, ASettingOrADeviceChangesEveryJobsHash) {
 
 }
 
+// The documented promise of the hash: a comment edit changes nothing, even one
+// that moves every `use` below it to another line (the plan dump names each
+// term's source line); a changed rate does change it.
+TEST(StudyJobs, ACommentThatMovesLinesKeepsTheHashAndARateChangesIt) {
+  const fs::path dir = scratch("moved");
+  const std::string study = posc::testing::readFile(POSC_SOURCE_DIR "/examples/addition/study.pos");
+  const std::string decay = posc::testing::readFile(POSC_SOURCE_DIR "/examples/addition/rope2d_decay.pos");
+  auto hashOf = [&](const std::string& name, const std::string& text) {
+    const fs::path folder = dir / name;
+    fs::create_directories(folder);
+    std::ofstream(folder / "study.pos") << study;
+    std::ofstream(folder / "rope2d_decay.pos") << text;
+    StudyRequest r;
+    r.files = {(folder / "rope2d_decay.pos").string()};
+    r.preset = "small";
+    r.seeds = std::vector<uint64_t>{0};
+    r.out = folder / "out";
+    r.posc_binary = "/usr/bin/posc-under-test";
+    std::string diags;
+    auto jobs = expandStudy(r, diags);
+    EXPECT_TRUE(jobs && jobs->size() == 1) << diags;
+    return jobs && !jobs->empty() ? jobs->front().plan_hash : std::string();
+  };
+  const std::string original = hashOf("original", decay);
+  const std::string moved = hashOf("moved", "// two more lines of comment\n// above everything\n" + decay);
+  const size_t rates = decay.find("linspace(0.5, 0.05)");
+  ASSERT_NE(rates, std::string::npos);
+  std::string faster = decay;
+  faster.replace(rates, std::string("linspace(0.5, 0.05)").size(), "linspace(0.5, 0.35)");
+  ASSERT_FALSE(original.empty());
+  EXPECT_EQ(original, moved);
+  EXPECT_NE(original, hashOf("faster", faster));
+}
+
 TEST(StudyJobs, AWarmStartWhoseSourceIsNeitherInTheStudyNorOnDiskIsAnError) {
   const fs::path out = scratch("missing");
   StudyRequest r = decayAndSink(out);

@@ -148,7 +148,7 @@ int runRun(const std::vector<std::string>& args) {
   ro.version = kVersion;
   ro.init_root = init_root.empty() ? std::filesystem::path(ro.out_dir).parent_path().string() : init_root;
   if (no_progress) ro.progress_bar = false;
-  ro.plan_hash = driver::stableHash(plan::dumpPlan(plan) + "\ndevice " + device +
+  ro.plan_hash = driver::stableHash(plan::dumpIdentity(plan) + "\ndevice " + device +
                                     (ro.score_jit ? "\nscore formulas: fused kernels" : "\nscore formulas: tensor ops"));
   ro.fresh = fresh;
   ro.continue_command = commandLine(args);
