@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -127,6 +128,26 @@ struct Assembler {
       plan.overrides.push_back(o.key + "=" + o.value);
     }
   }
+
+  // A probe call from the command line: one expression, `name(args)`, kept
+  // in `store` (which outlives buildProbes) and applied after every probes
+  // section.
+  void probeCall(const std::string& text, std::deque<ast::Item>& store) {
+    const int32_t id = sources.add("--probe", text);
+    ast::ExprPtr e = parse::parseExpression(id, sources, diags);
+    if (!e) return;
+    if (e->kind != ast::Expr::Kind::Call || e->name.text.empty()) {
+      Diagnostic& d = diags.error(e->range, "--probe takes a declared probe's name or a probe call");
+      d.hint = "for example --probe stop, or --probe 'reach(lengths = [100, 200, 400])'";
+      return;
+    }
+    ast::Item& it = store.emplace_back();
+    it.kind = ast::Item::Kind::Call;
+    it.range = e->range;
+    it.name = e->name;
+    it.args = std::move(e->args);
+    probes.push_back(&it);
+  }
 };
 
 }  // namespace
@@ -208,6 +229,8 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
 
   // 4. Overrides.
   for (const Override& o : request.overrides) a.override(o);
+  std::deque<ast::Item> command_line_probes;
+  for (const std::string& call : request.probe_calls) a.probeCall(call, command_line_probes);
 
   // 5. Derived defaults and checks.
   if (!a.written.count("model.mlp_hidden")) a.plan.model.mlp_hidden = 4 * a.plan.model.width;

@@ -64,9 +64,9 @@ std::string probeMarkdown(const ProbeResult& result);
 void writeProbeResult(const std::filesystem::path& dir, const ProbeResult& result);
 
 // Runs the plan's probes (all, or only the one named `only`) and writes them
-// under <run_dir>/probes; prints one line per probe to stderr. Returns the
-// results in plan order.
+// into `dir` (a run's <run>/probes, or `posc probe --out`); prints one line
+// per probe to stderr. Returns the results in plan order.
 std::vector<ProbeResult> runAndWriteProbes(const plan::ExperimentPlan& plan, std::vector<SeedModel>& models,
-                                           const std::filesystem::path& run_dir, const std::string& only = "");
+                                           const std::filesystem::path& dir, const std::string& only = "");
 
 }  // namespace posc::probe

@@ -56,13 +56,13 @@ void writeProbeResult(const fs::path& dir, const ProbeResult& r) {
 }
 
 std::vector<ProbeResult> runAndWriteProbes(const plan::ExperimentPlan& plan, std::vector<SeedModel>& models,
-                                           const fs::path& run_dir, const std::string& only) {
+                                           const fs::path& dir, const std::string& only) {
   std::vector<ProbeResult> out;
   for (const plan::ProbePlan& p : plan.probes) {
     if (!only.empty() && p.name != only) continue;
     const auto t0 = std::chrono::steady_clock::now();
     ProbeResult r = runProbe(p, plan, models);
-    writeProbeResult(run_dir / "probes", r);
+    writeProbeResult(dir, r);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "probe %s (%.1fs): %s\n", p.name.c_str(), s,
                  r.findings.empty() ? "" : r.findings.front().c_str());

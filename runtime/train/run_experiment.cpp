@@ -453,7 +453,7 @@ void reportAndProbe(Run& run) {
   std::fflush(stdout);
   if (!plan.probes.empty()) {
     try {
-      probe::runAndWriteProbes(plan, run.trained, run.out_dir);
+      probe::runAndWriteProbes(plan, run.trained, fs::path(run.out_dir) / "probes");
     } catch (const std::runtime_error& e) {
       throw UserError(fmt::format("probes: {}", e.what()));
     }

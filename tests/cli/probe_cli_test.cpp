@@ -224,6 +224,44 @@ TEST_F(ProbeRun, BadInputExitsWithTwoAndWritesNothing) {
   EXPECT_FALSE(fs::exists(dir / "empty_run" / "report.html"));
 }
 
+// A probe call on the command line runs in place of the declared probe of its
+// kind: on the same problems (so the same figures at a length both ask for),
+// into the folder --out names, leaving the run's own probe files as they were.
+// A bad call is an error located in the argument, and writes nothing.
+TEST_F(ProbeRun, ProbeCallFromTheCommandLineRunsInPlaceOfTheDeclaredOne) {
+  ASSERT_EQ(run_status, 0);
+  const fs::path run = dir / "run", out = dir / "adhoc";
+  const std::string probe = "probe '" + (dir / "tiny.pos").string() + "' --from '" + run.string() + "' ";
+  const std::string declared = readFile(run / "probes" / "reach.csv");
+  ASSERT_EQ(runPosc(probe + "--probe 'reach(lengths = [3, 4], problems = 10)' --out '" + out.string() + "'",
+                    dir / "call.log"), 0) << readFile(dir / "call.log");
+  EXPECT_EQ(readFile(run / "probes" / "reach.csv"), declared);
+  const auto rows = parseCsv(readFile(out / "reach.csv")), declared_rows = parseCsv(declared);
+  ASSERT_EQ(rows.size(), 3u) << readFile(out / "reach.csv");
+  EXPECT_EQ(rows[0], declared_rows[0]);
+  EXPECT_EQ(rows[1][0], "3");
+  EXPECT_EQ(rows[2][0], "4");
+  const auto three = std::find_if(declared_rows.begin(), declared_rows.end(), [](const auto& r) { return r[0] == "3"; });
+  ASSERT_NE(three, declared_rows.end());
+  EXPECT_EQ(rows[1], *three);
+  EXPECT_NE(readFile(out / "reach.md").find("accuracy at [3 4] digits"), std::string::npos) << readFile(out / "reach.md");
+  EXPECT_FALSE(fs::exists(out / "stop.csv"));
+
+  const fs::path bad = dir / "adhoc_bad";
+  EXPECT_EQ(runPosc(probe + "--probe 'reach(lengths = [3], threshold = 2)' --out '" + bad.string() + "'",
+                    dir / "call_bad1.log"), 2);
+  const std::string log1 = readFile(dir / "call_bad1.log");
+  EXPECT_NE(log1.find("--probe:1:"), std::string::npos) << log1;
+  EXPECT_NE(log1.find("threshold"), std::string::npos) << log1;
+  EXPECT_EQ(runPosc(probe + "--probe 'rech(lengths = [3])' --out '" + bad.string() + "'", dir / "call_bad2.log"), 2);
+  const std::string log2 = readFile(dir / "call_bad2.log");
+  EXPECT_NE(log2.find("--probe:1:1: error: unknown probe 'rech'"), std::string::npos) << log2;
+  EXPECT_NE(log2.find("did you mean 'reach'?"), std::string::npos) << log2;
+  EXPECT_EQ(runPosc(probe + "--probe 'reach(lengths = [3]' --out '" + bad.string() + "'", dir / "call_bad3.log"), 2);
+  EXPECT_NE(readFile(dir / "call_bad3.log").find("--probe:1:"), std::string::npos) << readFile(dir / "call_bad3.log");
+  EXPECT_FALSE(fs::exists(bad));
+}
+
 // The checkpoints would load into a plan with another rotation base (same
 // shapes), and the probes would measure a model that was never trained.
 TEST_F(ProbeRun, ProbingWithAnotherModelIsRefusedAndWritesNothing) {

@@ -13,12 +13,14 @@ using posc::plan::ProbeKind;
 struct CompiledProbes {
   posc::driver::Compilation c;
   bool ok = false;
-  CompiledProbes(const std::string& text, std::optional<std::string> preset = std::nullopt) {
+  CompiledProbes(const std::string& text, std::optional<std::string> preset = std::nullopt,
+                 std::vector<std::string> probe_calls = {}) {
     std::string path = testing::TempDir() + "/probes_sema_test_input.pos";
     std::ofstream(path) << text;
     posc::driver::CompileRequest r;
     r.path = path;
     r.experiment.preset = preset;
+    r.experiment.probe_calls = std::move(probe_calls);
     ok = c.compile(r);
   }
 };
@@ -100,4 +102,33 @@ experiment e {
   EXPECT_NE(out.find(":3:27: error: answer place 30 has no operand digit in its column at 12 digits"), std::string::npos)
       << out;
   EXPECT_NE(out.find("help: choose a place in 1..12"), std::string::npos) << out;
+}
+
+// `posc probe --probe 'CALL'`: a call from the command line comes after the
+// preset, so it replaces the preset's probe of its kind whole (what it does
+// not say takes the defaults, not the declared values), and adds a kind the
+// file does not declare; its errors are located in the argument.
+TEST(Probes, CommandLineCallReplacesTheDeclaredProbeOfItsKind) {
+  CompiledProbes c(kSource, "small", {"reach(lengths = [200, 400])", "sink_share(problems = 3)"});
+  ASSERT_TRUE(c.ok) << c.c.diags.render();
+  const auto& probes = c.c.plan->probes;
+  ASSERT_EQ(probes.size(), 6u);
+  EXPECT_EQ(probes[0].kind, ProbeKind::Reach);
+  EXPECT_EQ(probes[0].lengths, (std::vector<int>{200, 400}));
+  EXPECT_DOUBLE_EQ(probes[0].threshold, 0.9);
+  EXPECT_EQ(probes[0].problem_seed, 7u);
+  EXPECT_EQ(probes[5].kind, ProbeKind::SinkShare);
+  EXPECT_EQ(probes[5].problems, 3);
+
+  CompiledProbes bad(kSource, std::nullopt, {"reach(lengths = [3], threshold = 2)"});
+  EXPECT_FALSE(bad.ok);
+  const std::string out = bad.c.diags.render();
+  EXPECT_NE(out.find("--probe:1:34: error:"), std::string::npos) << out;
+
+  CompiledProbes not_a_call(kSource, std::nullopt, {"lengths = [3]"});
+  EXPECT_FALSE(not_a_call.ok);
+  CompiledProbes number(kSource, std::nullopt, {"3 + 4"});
+  EXPECT_FALSE(number.ok);
+  EXPECT_NE(number.c.diags.render().find("--probe takes a declared probe's name or a probe call"), std::string::npos)
+      << number.c.diags.render();
 }

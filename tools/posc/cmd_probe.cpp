@@ -33,7 +33,11 @@ RUN_DIR/probes/<name>.{csv,md,svg}. Compile FILE with the preset the run used.
 
 options:
   --from DIR          the results folder of the run (required)
-  --probe NAME        run only this probe (reach, sink_share, kernel, bands, teacher_forced, stop)
+  --probe NAME        run only this declared probe (reach, sink_share, kernel, bands, teacher_forced, stop)
+  --probe 'CALL'      run only this probe call, written as a line of a probes section, in place of
+                      the declared probe of its kind: --probe 'reach(lengths = [200, 400, 800])'
+  --out DIR           write the probe files into DIR (default: RUN_DIR/probes, replacing the files
+                      of a probe of the same kind)
   --experiment NAME   the experiment to use (default: the last one in FILE)
   --preset NAME       the preset the run used (e.g. small)
   --set KEY=VALUE     override a setting (repeatable)
@@ -43,11 +47,12 @@ options:
 )";
 
 int runProbe(const std::vector<std::string>& args) {
-  std::string from, only, device = "cpu";
+  std::string from, only, out, device = "cpu";
   int threads = 1;
   ExperimentOptions o = parseExperimentOptions(args, [&](const std::string& flag, const auto& value) {
     if (flag == "--from") from = value();
     else if (flag == "--probe") only = value();
+    else if (flag == "--out") out = value();
     else if (flag == "--device") {
       device = value();
       if (device != "cpu" && device != "cuda")
@@ -62,6 +67,14 @@ int runProbe(const std::vector<std::string>& args) {
   }
   if (o.files.size() != 1) throw UsageError{"posc probe needs exactly one FILE"};
   if (from.empty()) throw UsageError{"posc probe needs --from RUN_DIR (the results folder of a run)"};
+  // A call (`reach(lengths = [200, 400])`) joins the plan after its declared
+  // probes; only that probe runs. Its name is checked by the compiler.
+  if (const size_t paren = only.find('('); paren != std::string::npos) {
+    o.request.probe_calls.push_back(only);
+    only = trim(only.substr(0, paren));
+    only.erase(only.find_last_not_of(' ') + 1);
+    if (only.empty()) throw UsageError{"--probe 'CALL' starts with the probe's name: --probe 'reach(lengths = [200, 400])'"};
+  }
   driver::Compilation c;
   if (!c.compile(requestFor(o, o.files[0]))) return reportDiagnostics(c);
   reportDiagnostics(c);
@@ -110,8 +123,9 @@ int runProbe(const std::vector<std::string>& args) {
       m->eval();
       models.push_back({seed, m});
     }
-    probe::runAndWriteProbes(plan, models, from, only);
-    std::fprintf(stderr, "probes in %s\n", (fs::path(from) / "probes").string().c_str());
+    const fs::path dir = out.empty() ? fs::path(from) / "probes" : fs::path(out);
+    probe::runAndWriteProbes(plan, models, dir, only);
+    std::fprintf(stderr, "probes in %s\n", dir.string().c_str());
     return 0;
   } catch (const runtime::UserError& e) {
     std::fprintf(stderr, "posc: error: %s\n", e.what());
