@@ -31,6 +31,7 @@ struct Assembler {
   std::vector<const ast::Section*> handset;  // shared/embed/layer/unembed, of the last experiment that has them
   bool in_preset = false;
   std::vector<const ast::Item*> probes;  // in application order; see sema/probes.h
+  std::deque<ast::Item> command_line_probes;  // the items of `--probe CALL`; `probes` points into them
   std::map<std::string, SourceRange> written;  // "model.width" -> its value, for every setting given
   std::vector<std::string> experiment_names;
 
@@ -130,9 +131,9 @@ struct Assembler {
   }
 
   // A probe call from the command line: one expression, `name(args)`, kept
-  // in `store` (which outlives buildProbes) and applied after every probes
+  // as an item of `command_line_probes` and applied after every probes
   // section.
-  void probeCall(const std::string& text, std::deque<ast::Item>& store) {
+  void probeCall(const std::string& text) {
     const int32_t id = sources.add("--probe", text);
     ast::ExprPtr e = parse::parseExpression(id, sources, diags);
     if (!e) return;
@@ -141,7 +142,7 @@ struct Assembler {
       d.hint = "for example --probe stop, or --probe 'reach(lengths = [100, 200, 400])'";
       return;
     }
-    ast::Item& it = store.emplace_back();
+    ast::Item& it = command_line_probes.emplace_back();
     it.kind = ast::Item::Kind::Call;
     it.range = e->range;
     it.name = e->name;
@@ -155,7 +156,7 @@ struct Assembler {
 std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, const ExperimentRequest& request,
                                                       SourceManager& sources, DiagnosticEngine& diags) {
   int errors_before = diags.errorCount();
-  Assembler a{program, sources, diags, {}, {}, {}, false, {}, {}, {}};
+  Assembler a{program, sources, diags, {}, {}, {}, false, {}, {}, {}, {}};
   for (const auto& [n, _] : program.experiments) a.experiment_names.push_back(n);
 
   // 1. Which experiment.
@@ -229,8 +230,7 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
 
   // 4. Overrides.
   for (const Override& o : request.overrides) a.override(o);
-  std::deque<ast::Item> command_line_probes;
-  for (const std::string& call : request.probe_calls) a.probeCall(call, command_line_probes);
+  for (const std::string& call : request.probe_calls) a.probeCall(call);
 
   // 5. Derived defaults and checks.
   if (!a.written.count("model.mlp_hidden")) a.plan.model.mlp_hidden = 4 * a.plan.model.width;

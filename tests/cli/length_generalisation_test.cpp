@@ -62,9 +62,7 @@ std::map<int, double> reachByLength(const fs::path& csv) {
 }  // namespace
 
 TEST(LengthGeneralisation, SinkAndColumnPenaltyHoldTwentyTimesTheTrainingLengthWhereDecayAloneFails) {
-  const fs::path dir = fs::path(::testing::TempDir()) / "posc_length_generalisation";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const fs::path dir = posc::testing::scratchDir("posc_length_generalisation");
   const fs::path study = dir / "study", log = dir / "study.log";
   ASSERT_EQ(posc::testing::runPoscLogged(
                 "study examples/addition/rope2d_decay_fast.pos examples/addition/rope2d_decay_fast_sink_cutoff.pos "

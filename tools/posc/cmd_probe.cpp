@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 std::string trim(const std::string& s) {
   const size_t b = s.find_first_not_of(' ');
-  return b == std::string::npos ? "" : s.substr(b);
+  return b == std::string::npos ? "" : s.substr(b, s.find_last_not_of(' ') + 1 - b);
 }
 
 const char* kProbeHelp = R"(usage: posc probe FILE --from RUN_DIR [options]
@@ -72,7 +72,6 @@ int runProbe(const std::vector<std::string>& args) {
   if (const size_t paren = only.find('('); paren != std::string::npos) {
     o.request.probe_calls.push_back(only);
     only = trim(only.substr(0, paren));
-    only.erase(only.find_last_not_of(' ') + 1);
     if (only.empty()) throw UsageError{"--probe 'CALL' starts with the probe's name: --probe 'reach(lengths = [200, 400])'"};
   }
   driver::Compilation c;
