@@ -156,4 +156,8 @@ struct ReplLine {
 std::string dump(const File& file, const SourceManager& sources);
 std::string dumpExpr(const Expr& e);  // the expression as canonical source text
 
+// Deep copies (ranges kept), for sema's items built from parts of others.
+ExprPtr clone(const Expr& e);
+Arg clone(const Arg& a);
+
 }  // namespace posc::ast

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <filesystem>
 #include <map>
@@ -32,6 +33,7 @@ struct Assembler {
   bool in_preset = false;
   std::vector<const ast::Item*> probes;  // in application order; see sema/probes.h
   std::deque<ast::Item> command_line_probes;  // the items of `--probe CALL`; `probes` points into them
+  std::deque<ast::Item> set_uses;  // `use`s with an argument set by `--set attention.C.A`; `attention` points into them
   std::map<std::string, SourceRange> written;  // "model.width" -> its value, for every setting given
   std::vector<std::string> experiment_names;
 
@@ -111,11 +113,16 @@ struct Assembler {
       return;
     }
     std::string section = o.key.substr(0, dot), name = o.key.substr(dot + 1);
+    if (section == "attention") {
+      attentionArgument(o, id, name);
+      return;
+    }
     const auto& sections = settingSections();
     if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
       Diagnostic& d = diags.error({}, fmt::format("--set: unknown section '{}'", section));
-      suggest(d, section, sections);
-      if (section == "attention") d.hint = "attention cannot be set from the command line; use a variant experiment";
+      std::vector<std::string> names = sections;
+      names.push_back("attention");
+      suggest(d, section, names);
       return;
     }
     ast::ExprPtr e = parse::parseExpression(id, sources, diags);
@@ -128,6 +135,101 @@ struct Assembler {
       written[o.key] = e->range;
       plan.overrides.push_back(o.key + "=" + o.value);
     }
+  }
+
+  // `--set attention.alibi.slopes=0.125`: an argument of one of the
+  // attention section's `use`s, replaced (or added) as if the file said so.
+  // `decay#2` names a component's second use, as the plan names its
+  // parameters. Only the section's own uses can be set, not those inside a
+  // component's body. The use is copied with the new argument, and the copy
+  // takes its place in the section, so a second `--set` on the same use
+  // keeps the first.
+  void attentionArgument(const Override& o, int32_t id, const std::string& path) {
+    const size_t dot = path.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == path.size()) {
+      Diagnostic& d = diags.error({}, fmt::format("--set attention needs attention.COMPONENT.ARGUMENT=value, got '{}'", o.key));
+      d.hint = "for example --set attention.alibi.slopes=0.125 (an argument of the section's `use alibi(...)`)";
+      return;
+    }
+    std::string component = path.substr(0, dot);
+    const std::string argument = path.substr(dot + 1);
+    size_t occurrence = 0;  // 0: the only use
+    if (const size_t hash = component.find('#'); hash != std::string::npos) {
+      const std::string n = component.substr(hash + 1);
+      component = component.substr(0, hash);
+      if (n.empty() || n.size() > 3 || !std::all_of(n.begin(), n.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; }) || std::stoi(n) < 1) {
+        Diagnostic& d = diags.error({}, fmt::format("--set: '{}' names no use; write {}#2 for the second", o.key, component));
+        d.hint = "uses are counted from 1, in the order of the attention section";
+        return;
+      }
+      occurrence = static_cast<size_t>(std::stoi(n));
+    }
+    std::vector<size_t> uses;
+    std::vector<std::string> used;
+    for (size_t i = 0; i < attention.size(); ++i) {
+      if (attention[i]->kind != ast::Item::Kind::Use) continue;
+      if (attention[i]->name.text == component) uses.push_back(i);
+      if (std::find(used.begin(), used.end(), attention[i]->name.text) == used.end()) used.push_back(attention[i]->name.text);
+    }
+    if (uses.empty()) {
+      Diagnostic& d = diags.error({}, fmt::format("--set {}: the attention section uses no component '{}'", o.key, component));
+      suggest(d, component, used);
+      std::string list;
+      for (const std::string& u : used) list += (list.empty() ? "" : ", ") + u;
+      d.hint = used.empty() ? "this experiment's attention section uses no component"
+                            : fmt::format("its uses: {} (a component used inside another cannot be set)", list);
+      return;
+    }
+    if (occurrence == 0 && uses.size() > 1) {
+      Diagnostic& d = diags.error({}, fmt::format("--set {}: '{}' is used {} times in the attention section", o.key, component, uses.size()));
+      d.hint = fmt::format("say which: --set attention.{}#1.{}=... for the first, #2 for the second", component, argument);
+      for (size_t u : uses) d.notes.push_back({attention[u]->range, "used here"});
+      return;
+    }
+    if (occurrence > uses.size()) {
+      Diagnostic& d = diags.error({}, fmt::format("--set {}: '{}' is used {} time{} in the attention section", o.key, component,
+                                                   uses.size(), uses.size() == 1 ? "" : "s"));
+      for (size_t u : uses) d.notes.push_back({attention[u]->range, "used here"});
+      return;
+    }
+    const size_t at = uses[occurrence == 0 ? 0 : occurrence - 1];
+    const ast::Item& original = *attention[at];
+    // The argument must be one the component declares (an unknown component
+    // is left to the attention section's own error at its use).
+    const ast::Component* declared = nullptr;
+    if (auto c = program.components.find(component); c != program.components.end()) {
+      declared = c->second;
+      std::vector<std::string> params;
+      for (const ast::ComponentParam& p : declared->params) params.push_back(p.name.text);
+      if (std::find(params.begin(), params.end(), argument) == params.end()) {
+        Diagnostic& d = diags.error({}, fmt::format("--set {}: component '{}' has no parameter '{}'", o.key, component, argument));
+        suggest(d, argument, params);
+        std::string list;
+        for (const std::string& p : params) list += (list.empty() ? "" : ", ") + p;
+        d.hint = fmt::format("its parameters: {}", list);
+        d.notes.push_back({declared->name.range, "declared here"});
+        return;
+      }
+    }
+    ast::ExprPtr e = parse::parseExpression(id, sources, diags);
+    if (!e) return;
+    // The copy names every argument, so dropping the one replaced cannot
+    // shift the positions of the others.
+    ast::Item& copy = set_uses.emplace_back();
+    copy.kind = ast::Item::Kind::Use;
+    copy.range = original.range;
+    copy.name = original.name;
+    for (size_t i = 0; i < original.args.size(); ++i) {
+      ast::Arg a = ast::clone(original.args[i]);
+      if (a.name.text.empty() && declared && i < declared->params.size())
+        a.name = {declared->params[i].name.text, a.range};
+      if (a.name.text == argument) continue;
+      copy.args.push_back(std::move(a));
+    }
+    const SourceRange value_range = e->range;
+    copy.args.push_back(ast::Arg{{argument, value_range}, std::move(e), value_range});
+    attention[at] = &copy;
+    plan.overrides.push_back(o.key + "=" + o.value);
   }
 
   // A probe call from the command line: one expression, `name(args)`, kept
@@ -156,7 +258,7 @@ struct Assembler {
 std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, const ExperimentRequest& request,
                                                       SourceManager& sources, DiagnosticEngine& diags) {
   int errors_before = diags.errorCount();
-  Assembler a{program, sources, diags, {}, {}, {}, false, {}, {}, {}, {}};
+  Assembler a{program, sources, diags, {}, {}, {}, false, {}, {}, {}, {}, {}};
   for (const auto& [n, _] : program.experiments) a.experiment_names.push_back(n);
 
   // 1. Which experiment.

@@ -223,3 +223,83 @@ TEST(Sema, InitialScalesArePositiveAndShownWhenSet) {
   EXPECT_FALSE(zero.ok);
   EXPECT_NE(zero.c.diags.render().find("init_std"), std::string::npos) << zero.c.diags.render();
 }
+
+// `--set attention.C.A=value`: an argument of the section's `use C(...)`,
+// replaced (given by name or by position) or added, applied after the preset
+// and recorded among the plan's overrides; `C#2` picks a second use.
+TEST(Sema, AttentionArgumentsAreSetFromTheCommandLine) {
+  const std::string text = R"(
+import decay, alibi
+experiment e {
+  model { layers = 1  width = 64  heads = 4 }
+  attention {
+    use decay(column, linspace(0.5, 0.2))
+    use alibi(channel = column, slopes = 0.25, exempt_keys = [separator])
+  }
+  preset p { attention += { use decay(channel = position, rates = 0.1) } }
+})";
+  Compiled x(text, {{"attention.alibi.slopes", "0.125"}, {"attention.decay#1.rates", "[1, 2, 3, 4]"}});
+  ASSERT_TRUE(x.ok) << x.c.diags.render();
+  const auto& a = x.plan().attention;
+  ASSERT_EQ(a.params.size(), 2u);
+  EXPECT_EQ(a.params[0].name, "decay.rate");
+  EXPECT_EQ(a.params[0].init, (std::vector<double>{1, 2, 3, 4}));  // positional argument replaced
+  EXPECT_EQ(a.params[1].name, "alibi.slope");
+  EXPECT_EQ(a.params[1].init, (std::vector<double>{0.125, 0.125, 0.125, 0.125}));
+  // The other arguments are kept: decay still on the column, alibi's exemption.
+  ASSERT_EQ(a.score_terms.size(), 2u);
+  EXPECT_EQ(posc::plan::renderFormula(a.score_terms[0].formula, a), "s * exp(-decay.rate[h] * abs(q.column - k.column))");
+  EXPECT_TRUE(a.score_terms[1].exempt_keys.contains(posc::plan::TokenKind::Separator));
+  EXPECT_EQ(x.plan().overrides, (std::vector<std::string>{"attention.alibi.slopes=0.125", "attention.decay#1.rates=[1, 2, 3, 4]"}));
+
+  // After the preset: its second decay is `decay#2`; an argument it does not
+  // give is added.
+  Compiled second(text, {{"attention.decay#2.exempt_queries", "[digit]"}}, "p");
+  ASSERT_TRUE(second.ok) << second.c.diags.render();
+  ASSERT_EQ(second.plan().attention.score_terms.size(), 3u);
+  EXPECT_TRUE(second.plan().attention.score_terms[0].exempt_queries.empty());
+  EXPECT_TRUE(second.plan().attention.score_terms[2].exempt_queries.contains(posc::plan::TokenKind::Digit));
+  EXPECT_EQ(second.plan().attention.params[2].init, (std::vector<double>{0.1, 0.1, 0.1, 0.1}));
+
+  // Two `--set`s on one use both apply.
+  Compiled both(text, {{"attention.alibi.slopes", "0.5"}, {"attention.alibi.exempt_keys", "[]"}});
+  ASSERT_TRUE(both.ok) << both.c.diags.render();
+  EXPECT_EQ(both.plan().attention.params[1].init[0], 0.5);
+  EXPECT_TRUE(both.plan().attention.score_terms[1].exempt_keys.empty());
+}
+
+TEST(Sema, BadAttentionArgumentOverridesAreExplained) {
+  const std::string text = R"(
+import decay, alibi, rope
+experiment e {
+  model { layers = 1  width = 64  heads = 4 }
+  attention { use rope2d()  use decay()  use decay(channel = position) }
+})";
+  auto errorOf = [&](const std::string& key, const std::string& value) {
+    Compiled x(text, {{key, value}});
+    EXPECT_FALSE(x.ok) << key;
+    return x.c.diags.render();
+  };
+  std::string e = errorOf("attention.rope2.base", "10");
+  EXPECT_NE(e.find("the attention section uses no component 'rope2'"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean 'rope2d'?"), std::string::npos) << e;
+  EXPECT_NE(e.find("its uses: rope2d, decay"), std::string::npos) << e;
+  e = errorOf("attention.rope2d.bas", "10");
+  EXPECT_NE(e.find("component 'rope2d' has no parameter 'bas'"), std::string::npos) << e;
+  EXPECT_NE(e.find("did you mean 'base'?"), std::string::npos) << e;
+  e = errorOf("attention.decay.rates", "0.1");
+  EXPECT_NE(e.find("'decay' is used 2 times"), std::string::npos) << e;
+  EXPECT_NE(e.find("attention.decay#1.rates"), std::string::npos) << e;
+  EXPECT_NE(e.find("sema_test_input.pos:5:29: note: used here"), std::string::npos) << e;
+  e = errorOf("attention.decay#3.rates", "0.1");
+  EXPECT_NE(e.find("'decay' is used 2 times"), std::string::npos) << e;
+  e = errorOf("attention.decay#0.rates", "0.1");
+  EXPECT_NE(e.find("names no use"), std::string::npos) << e;
+  e = errorOf("attention.rope2d", "10");
+  EXPECT_NE(e.find("needs attention.COMPONENT.ARGUMENT=value"), std::string::npos) << e;
+  // The value is checked as the argument, located in the override.
+  e = errorOf("attention.decay#2.rates", "-1");
+  EXPECT_NE(e.find("decay rates must be positive"), std::string::npos) << e;
+  e = errorOf("attention.rope2d.base", "\"ten\"");
+  EXPECT_NE(e.find("--set attention.rope2d.base:1:1: error:"), std::string::npos) << e;
+}

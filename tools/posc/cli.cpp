@@ -112,7 +112,9 @@ std::string usage() {
 options of commands that compile an experiment:
   --experiment NAME   the experiment to use (default: the last one in FILE)
   --preset NAME       apply a preset declared in the experiment (e.g. small)
-  --set KEY=VALUE     override a setting, e.g. --set train.steps=500 (repeatable)
+  --set KEY=VALUE     override a setting, e.g. --set train.steps=500, or an
+                      argument of the attention section's `use`s, e.g.
+                      --set attention.alibi.slopes=0.125 (repeatable)
   --steps N           same as --set train.steps=N
   --seed N            run only this seed (same as --set train.seeds=[N])
   --error-limit N     show the first N errors, count the rest (default 20; 0: all)

@@ -26,7 +26,8 @@ is evaluated by eval.protocol (parameters.txt, failures.csv, summary.md).
 options:
   --experiment NAME   the experiment to use (default: the last one in FILE)
   --preset NAME       apply a preset declared in the experiment (e.g. small)
-  --set KEY=VALUE     override a setting (repeatable)
+  --set KEY=VALUE     override a setting, or an attention argument:
+                      --set attention.alibi.slopes=0.125 (repeatable)
   --steps N           same as --set train.steps=N
   --seed N            run only this seed
   --out DIR           results folder (default: runs/NAME[-PRESET])
