@@ -155,13 +155,25 @@ std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::st
     for (size_t k = 0; k < jobs.size(); ++k)
       if (jobs[k].variant() == source_variant && jobs[k].seed == j.seed && jobs[k].point == j.point) j.after = k;
     if (j.after) continue;
-    const fs::path ckpt = j.out_dir.parent_path() / source_variant / fmt::format("seed{}", j.seed) / "final.pt";
-    if (!fs::exists(ckpt))
+    // Outside the study: a run in the grid point's folder, or else (on a
+    // grid) one in the study folder itself, so that a sweep of the warm
+    // start's own settings continues from one set of runs.
+    const fs::path seed_folder = fmt::format("seed{}", j.seed);
+    const fs::path in_point = j.out_dir.parent_path() / source_variant / seed_folder / "final.pt";
+    const fs::path in_study = request.out / seed_folder / source_variant / seed_folder / "final.pt";
+    if (fs::exists(in_point)) {
+      external[i] = in_point.string();
+    } else if (!j.point_folder.empty() && fs::exists(in_study)) {
+      external[i] = in_study.string();
+      const auto out_flag = std::find(j.command.begin(), j.command.end(), "--out");
+      j.command.insert(out_flag, {"--init-root", (request.out / seed_folder).string()});
+    } else {
       throw StudyError(fmt::format(
-          "{} warm-starts from '{}', which is not part of the study and has no run at '{}': add its file "
+          "{} warm-starts from '{}', which is not part of the study and has no run at '{}'{}: add its file "
           "to the study",
-          j.label(), *init_from[i], ckpt.string()));
-    external[i] = ckpt.string();
+          j.label(), *init_from[i], in_point.string(),
+          j.point_folder.empty() ? "" : fmt::format(" or '{}'", in_study.string())));
+    }
   }
   for (size_t i = 0; i < jobs.size(); ++i)
     if (!external[i].empty()) jobs[i].plan_hash = driver::stableHash(jobs[i].plan_hash + "\nwarm start from " + external[i]);

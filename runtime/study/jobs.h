@@ -19,7 +19,9 @@
 // a warm start (`train.init_from = X`) finds OUT/seed<N>/X[-<preset>]/ as its
 // init root without any new option. A job that warm-starts from another job
 // of the study (same seed, same grid point) runs after it; one whose source is not part of the study must
-// find that run's checkpoint already in place.
+// find that run's checkpoint already in place: in its own folder's layout, or, on a grid, in the study
+// folder's (OUT/seed<N>/X[-<preset>]/), so a sweep over the warm start's own settings (`--set
+// attention.alibi.slopes=0.125,0.5`) continues from one set of runs made without the grid.
 //
 // A job is finished when its job.json says "done" with the job's plan hash: a
 // hash of the resolved plan without its source locations (plan::dumpIdentity),

@@ -144,6 +144,49 @@ TEST(StudyJobs, AWarmStartWhoseSourceIsNeitherInTheStudyNorOnDiskIsAnError) {
   EXPECT_FALSE((*jobs)[0].after);
 }
 
+// A sweep over the warm start's own settings (here an argument of its sink)
+// continues from runs made without the grid: the study folder's, since the
+// grid point's folder has none. Each grid job reads them through
+// --init-root, and its hash names the checkpoint.
+TEST(StudyJobs, AGridWarmStartsFromTheStudyFoldersRunsWhenItsPointHasNone) {
+  const fs::path out = scratch("grid-warm");
+  StudyRequest r = decayAndSink(out);
+  r.files = {POSC_SOURCE_DIR "/examples/addition/rope2d_decay_sink.pos"};
+  r.seeds = std::vector<uint64_t>{0};
+  r.grid = {{"attention.position_free_sink.kinds", {"[separator]", "[separator, special]"}}};
+  std::string diags;
+  try {
+    expandStudy(r, diags);
+    FAIL() << "expected a StudyError";
+  } catch (const StudyError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("or '" + (out / "seed0/rope2d_decay-small/seed0/final.pt").string() + "'"), std::string::npos) << msg;
+  }
+  const fs::path seed_dir = out / "seed0" / "rope2d_decay-small" / "seed0";
+  fs::create_directories(seed_dir);
+  std::ofstream(seed_dir / "final.pt") << "x";
+  auto jobs = expandStudy(r, diags);
+  ASSERT_TRUE(jobs) << diags;
+  ASSERT_EQ(jobs->size(), 2u);
+  for (const Job& j : *jobs) {
+    EXPECT_FALSE(j.after);
+    EXPECT_EQ(j.out_dir.parent_path().parent_path(), out / j.point_folder);
+    const auto root = std::find(j.command.begin(), j.command.end(), "--init-root");
+    ASSERT_NE(root, j.command.end()) << j.label();
+    EXPECT_EQ(*(root + 1), (out / "seed0").string());
+  }
+  EXPECT_NE((*jobs)[0].plan_hash, (*jobs)[1].plan_hash);
+  // A run in the point's own folder comes first, read without --init-root.
+  const fs::path own = out / (*jobs)[1].point_folder / "seed0" / "rope2d_decay-small" / "seed0";
+  fs::create_directories(own);
+  std::ofstream(own / "final.pt") << "x";
+  auto again = expandStudy(r, diags);
+  ASSERT_TRUE(again) << diags;
+  EXPECT_EQ(std::count((*again)[1].command.begin(), (*again)[1].command.end(), "--init-root"), 0);
+  EXPECT_NE((*again)[1].plan_hash, (*jobs)[1].plan_hash);
+  EXPECT_EQ((*again)[0].plan_hash, (*jobs)[0].plan_hash);
+}
+
 TEST(StudyJobs, TheSameExperimentTwiceIsAnError) {
   StudyRequest r = decayAndSink(scratch("twice"));
   r.files = {POSC_SOURCE_DIR "/examples/addition/rope2d.pos", POSC_SOURCE_DIR "/examples/addition/rope2d.pos"};
