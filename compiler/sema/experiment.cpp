@@ -2,6 +2,7 @@
 #include "compiler/sema/experiment.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -174,21 +175,16 @@ struct Assembler {
     if (uses.empty()) {
       Diagnostic& d = diags.error({}, fmt::format("--set {}: the attention section uses no component '{}'", o.key, component));
       suggest(d, component, used);
-      std::string list;
-      for (const std::string& u : used) list += (list.empty() ? "" : ", ") + u;
       d.hint = used.empty() ? "this experiment's attention section uses no component"
-                            : fmt::format("its uses: {} (a component used inside another cannot be set)", list);
+                            : fmt::format("its uses: {} (a component used inside another cannot be set)", fmt::join(used, ", "));
       return;
     }
-    if (occurrence == 0 && uses.size() > 1) {
-      Diagnostic& d = diags.error({}, fmt::format("--set {}: '{}' is used {} times in the attention section", o.key, component, uses.size()));
-      d.hint = fmt::format("say which: --set attention.{}#1.{}=... for the first, #2 for the second", component, argument);
-      for (size_t u : uses) d.notes.push_back({attention[u]->range, "used here"});
-      return;
-    }
-    if (occurrence > uses.size()) {
+    const bool ambiguous = occurrence == 0 && uses.size() > 1;
+    if (ambiguous || occurrence > uses.size()) {
       Diagnostic& d = diags.error({}, fmt::format("--set {}: '{}' is used {} time{} in the attention section", o.key, component,
                                                    uses.size(), uses.size() == 1 ? "" : "s"));
+      if (ambiguous)
+        d.hint = fmt::format("say which: --set attention.{}#1.{}=... for the first, #2 for the second", component, argument);
       for (size_t u : uses) d.notes.push_back({attention[u]->range, "used here"});
       return;
     }
@@ -204,9 +200,7 @@ struct Assembler {
       if (std::find(params.begin(), params.end(), argument) == params.end()) {
         Diagnostic& d = diags.error({}, fmt::format("--set {}: component '{}' has no parameter '{}'", o.key, component, argument));
         suggest(d, argument, params);
-        std::string list;
-        for (const std::string& p : params) list += (list.empty() ? "" : ", ") + p;
-        d.hint = fmt::format("its parameters: {}", list);
+        d.hint = fmt::format("its parameters: {}", fmt::join(params, ", "));
         d.notes.push_back({declared->name.range, "declared here"});
         return;
       }

@@ -165,8 +165,7 @@ std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::st
       external[i] = in_point.string();
     } else if (!j.point_folder.empty() && fs::exists(in_study)) {
       external[i] = in_study.string();
-      const auto out_flag = std::find(j.command.begin(), j.command.end(), "--out");
-      j.command.insert(out_flag, {"--init-root", (request.out / seed_folder).string()});
+      j.command.insert(j.command.end(), {"--init-root", (request.out / seed_folder).string()});
     } else {
       throw StudyError(fmt::format(
           "{} warm-starts from '{}', which is not part of the study and has no run at '{}'{}: add its file "

@@ -16,6 +16,24 @@ namespace fs = std::filesystem;
 
 fs::path scratch(const std::string& name) { return posc::testing::scratchDir(name); }
 
+// The message of the StudyError that expanding `r` must throw.
+std::string studyErrorOf(const StudyRequest& r) {
+  std::string diags;
+  try {
+    expandStudy(r, diags);
+  } catch (const StudyError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a StudyError";
+  return {};
+}
+
+// A finished run's checkpoint, as expansion looks for it (its contents are not read).
+void placeFinalCheckpoint(const fs::path& seed_dir) {
+  fs::create_directories(seed_dir);
+  std::ofstream(seed_dir / "final.pt") << "x";
+}
+
 StudyRequest decayAndSink(const fs::path& out) {
   StudyRequest r;
   // The warm start first, to check that ordering puts its source before it.
@@ -123,21 +141,13 @@ TEST(StudyJobs, AWarmStartWhoseSourceIsNeitherInTheStudyNorOnDiskIsAnError) {
   const fs::path out = scratch("missing");
   StudyRequest r = decayAndSink(out);
   r.files = {POSC_SOURCE_DIR "/examples/addition/rope2d_decay_sink.pos"};
-  std::string diags;
-  try {
-    expandStudy(r, diags);
-    FAIL() << "expected a StudyError";
-  } catch (const StudyError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("rope2d_decay_sink-small seed 0 warm-starts from 'rope2d_decay'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("add its file"), std::string::npos) << msg;
-  }
+  const std::string msg = studyErrorOf(r);
+  EXPECT_NE(msg.find("rope2d_decay_sink-small seed 0 warm-starts from 'rope2d_decay'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("add its file"), std::string::npos) << msg;
   // With the source's checkpoint in place, the warm start needs no job.
-  for (int seed : {0, 1}) {
-    const fs::path seed_dir = out / ("seed" + std::to_string(seed)) / "rope2d_decay-small" / ("seed" + std::to_string(seed));
-    fs::create_directories(seed_dir);
-    std::ofstream(seed_dir / "final.pt") << "x";
-  }
+  for (int seed : {0, 1})
+    placeFinalCheckpoint(out / ("seed" + std::to_string(seed)) / "rope2d_decay-small" / ("seed" + std::to_string(seed)));
+  std::string diags;
   auto jobs = expandStudy(r, diags);
   ASSERT_TRUE(jobs) << diags;
   ASSERT_EQ(jobs->size(), 2u);
@@ -154,17 +164,10 @@ TEST(StudyJobs, AGridWarmStartsFromTheStudyFoldersRunsWhenItsPointHasNone) {
   r.files = {POSC_SOURCE_DIR "/examples/addition/rope2d_decay_sink.pos"};
   r.seeds = std::vector<uint64_t>{0};
   r.grid = {{"attention.position_free_sink.kinds", {"[separator]", "[separator, special]"}}};
+  const std::string msg = studyErrorOf(r);
+  EXPECT_NE(msg.find("or '" + (out / "seed0/rope2d_decay-small/seed0/final.pt").string() + "'"), std::string::npos) << msg;
+  placeFinalCheckpoint(out / "seed0" / "rope2d_decay-small" / "seed0");
   std::string diags;
-  try {
-    expandStudy(r, diags);
-    FAIL() << "expected a StudyError";
-  } catch (const StudyError& e) {
-    const std::string msg = e.what();
-    EXPECT_NE(msg.find("or '" + (out / "seed0/rope2d_decay-small/seed0/final.pt").string() + "'"), std::string::npos) << msg;
-  }
-  const fs::path seed_dir = out / "seed0" / "rope2d_decay-small" / "seed0";
-  fs::create_directories(seed_dir);
-  std::ofstream(seed_dir / "final.pt") << "x";
   auto jobs = expandStudy(r, diags);
   ASSERT_TRUE(jobs) << diags;
   ASSERT_EQ(jobs->size(), 2u);
@@ -177,9 +180,7 @@ TEST(StudyJobs, AGridWarmStartsFromTheStudyFoldersRunsWhenItsPointHasNone) {
   }
   EXPECT_NE((*jobs)[0].plan_hash, (*jobs)[1].plan_hash);
   // A run in the point's own folder comes first, read without --init-root.
-  const fs::path own = out / (*jobs)[1].point_folder / "seed0" / "rope2d_decay-small" / "seed0";
-  fs::create_directories(own);
-  std::ofstream(own / "final.pt") << "x";
+  placeFinalCheckpoint(out / (*jobs)[1].point_folder / "seed0" / "rope2d_decay-small" / "seed0");
   auto again = expandStudy(r, diags);
   ASSERT_TRUE(again) << diags;
   EXPECT_EQ(std::count((*again)[1].command.begin(), (*again)[1].command.end(), "--init-root"), 0);
