@@ -406,10 +406,13 @@ struct ParseSetup {
 // Invalid UTF-8 and NUL bytes as located errors (the input stream would
 // throw on the first, and a NUL would cut diagnostics short).
 bool checkBytes(int32_t source, const SourceManager& sources, DiagnosticEngine& diags) {
-  const std::string& text = sources.file(source).text();
-  if (text.size() > kMaxSourceBytes) {
-    Diagnostic& d = diags.error({source, 0, 0}, fmt::format("the file is {:.1f} MB; posc reads sources of up to {} MB",
-                                                            static_cast<double>(text.size()) / (1 << 20),
+  const SourceFile& file = sources.file(source);
+  const std::string& text = file.text();
+  if (file.cutShort() || text.size() > kMaxSourceBytes) {
+    const double size = static_cast<double>(file.diskSize() ? file.diskSize() : text.size());
+    const std::string what = file.cutShort() && !file.diskSize() ? "longer than 1 MB (it was read no further)"
+                                                                  : fmt::format("{:.1f} MB", size / (1 << 20));
+    Diagnostic& d = diags.error({source, 0, 0}, fmt::format("the file is {}; posc reads sources of up to {} MB", what,
                                                             kMaxSourceBytes >> 20));
     d.hint = "a .pos file describes one experiment in a page; generated weights belong in a checkpoint";
     return false;

@@ -23,9 +23,8 @@ class SyntaxErrorListener : public antlr4::BaseErrorListener {
   int errors_ = 0;
 };
 
-// Limits that keep the recursive parser and every recursive pass over
+// Limits (besides the source's size, kMaxSourceBytes) that keep the recursive parser and every recursive pass over
 // expressions far from the end of the stack, whatever the input.
-inline constexpr size_t kMaxSourceBytes = size_t{1} << 20;  // 250 times the largest example
 inline constexpr int kMaxBracketNesting = 64;
 inline constexpr int kMaxOperatorNesting = 256;
 inline constexpr int kMaxExpressionDepth = 512;  // operations on one path of an expression's tree

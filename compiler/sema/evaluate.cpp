@@ -255,6 +255,16 @@ class SettingContext final : public ExpressionContext {
       return fail(e.range, fmt::format("{} must be a number, not {}", what, value(*n).describe()));
     return value(*n).number;
   }
+  // A list function's count: a whole number in 1..kMaxListLength, checked
+  // before it is converted or anything is allocated.
+  std::optional<int> listLength(double c, SourceRange r, const std::string& f) {
+    if (std::isfinite(c) && std::floor(c) == c && c >= 1 && c <= static_cast<double>(kMaxListLength))
+      return static_cast<int>(c);
+    Diagnostic& d = diags_.error(r, fmt::format("'{}' makes lists of 1 to {} values; the count here is {}", f,
+                                                kMaxListLength, Value::makeNumber(c, r).render()));
+    d.hint = "a count is a number of heads, pairs or lengths";
+    return std::nullopt;
+  }
   std::optional<int> heads(SourceRange r) {
     const Value* h = env_.find("heads");
     if (h == nullptr || h->kind != Kind::Number)
@@ -294,7 +304,7 @@ ExpressionContext::Handled SettingContext::call(const ast::Expr& e, Binder& bind
     if (!arity(0, 1)) return {true, std::nullopt};
     std::optional<int> n;
     if (e.args.empty()) n = heads(e.range);
-    else if (auto c = number(binder, *e.args[0].value, "the head count")) n = static_cast<int>(*c);
+    else if (auto c = number(binder, *e.args[0].value, "the head count")) n = listLength(*c, e.args[0].value->range, f);
     if (!n) return {true, std::nullopt};
     return {true, list(alibiSlopes(*n), e.range)};
   }
@@ -302,6 +312,9 @@ ExpressionContext::Handled SettingContext::call(const ast::Expr& e, Binder& bind
   if (!arity(2, 2)) return {true, std::nullopt};
   auto a = number(binder, *e.args[0].value, "the start"), b = number(binder, *e.args[1].value, "the end");
   if (!a || !b) return {true, std::nullopt};
+  for (auto [end, x] : {std::pair{e.args[0].value.get(), *a}, {e.args[1].value.get(), *b}})
+    if (!Value::makeNumber(x, end->range).isInteger())
+      return {true, fail(end->range, fmt::format("'range' needs integer ends, not {}", Value::makeNumber(x, end->range).describe()))};
   return {true, push(rangeValue(*a, *b, e.range))};
 }
 
@@ -313,7 +326,9 @@ std::optional<ExprNode> SettingContext::spaced(const ast::Expr& e, Binder& binde
   if (e.args.size() == 3) {
     std::optional<double> c = number(binder, *e.args[2].value, "the count");
     if (!c) return std::nullopt;
-    count = static_cast<int>(*c);
+    std::optional<int> n = listLength(*c, e.args[2].value->range, f);
+    if (!n) return std::nullopt;
+    count = *n;
   } else {
     std::optional<int> h = heads(e.range);
     if (!h) return std::nullopt;

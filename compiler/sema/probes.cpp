@@ -193,6 +193,12 @@ struct ProbeBuilder {
     if (!v) return;
     std::vector<int> xs;
     if (v->kind == Value::Kind::Range) {
+      if (v->lo < v->hi && (v->lo < lo || v->hi - 1 > hi)) {
+        diags.error(v->range, fmt::format("'lengths' holds {} (integers {}..{}); the range {}..{} leaves them",
+                                          tokens ? "prompt lengths in tokens" : "operand lengths", lo, hi, v->lo, v->hi));
+        ok = false;
+        return;
+      }
       for (long long i = v->lo; i < v->hi; i += step) xs.push_back(static_cast<int>(i));
     } else {
       for (const Value& e : v->kind == Value::Kind::List ? v->elements : std::vector<Value>{*v}) {

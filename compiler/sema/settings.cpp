@@ -46,12 +46,22 @@ struct Checker {
   bool integers(long long lo, long long hi, const char* non_empty, std::vector<T>& out) {
     std::vector<T> values;
     if (v.kind == Kind::Range) {
+      if (v.lo < v.hi && (v.lo < lo || v.hi - 1 > hi))
+        return fail(fmt::format("integers in {}..{} (the range {}..{} leaves them)", lo, hi, v.lo, v.hi));
+      if (v.hi - v.lo > kMaxListLength)
+        return fail(fmt::format("at most {} values (the range {}..{} holds {})", kMaxListLength, v.lo, v.hi, v.hi - v.lo));
       for (long long i = v.lo; i < v.hi; ++i) values.push_back(static_cast<T>(i));
     } else {
       for (const Value& e : v.kind == Kind::List ? v.elements : std::vector<Value>{v}) {
         Checker element{e, diags, setting};
         T x;
         if (!element.integer(lo, hi, x)) return false;
+        // Every list of integers among the settings (seeds, lengths, counts)
+        // is a set: a repeat would train or evaluate the same thing twice.
+        if (std::find(values.begin(), values.end(), x) != values.end()) {
+          diags.error(e.range, fmt::format("'{}' lists {} twice", setting, x)).hint = "each value once";
+          return false;
+        }
         values.push_back(x);
       }
     }

@@ -15,6 +15,11 @@
 
 namespace posc::sema {
 
+// The most values a built-in list function (linspace, geomspace,
+// alibi_slopes) or an expanded range may produce: far above any head, pair or
+// length count an experiment uses, far below what exhausts memory.
+inline constexpr long long kMaxListLength = 1 << 16;
+
 struct Value {
   enum class Kind { Number, Bool, String, Symbol, List, Tuple, Range, Dist, None } kind = Kind::None;
   double number = 0;

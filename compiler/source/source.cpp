@@ -2,6 +2,8 @@
 #include "compiler/source/source.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -50,12 +52,24 @@ int32_t SourceManager::add(std::string path, std::string text) {
 }
 
 std::optional<int32_t> SourceManager::load(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    errno = EISDIR;
+    return std::nullopt;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  std::string text(kMaxSourceBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) return std::nullopt;
-  return add(path, ss.str());
+  text.resize(static_cast<size_t>(in.gcount()));
+  const bool cut_short = text.size() > kMaxSourceBytes;
+  const int32_t id = add(path, std::move(text));
+  if (cut_short) {
+    const uintmax_t size = std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec) : 0;
+    files_.back()->markCutShort(ec ? 0 : size);
+  }
+  return id;
 }
 
 std::string_view SourceManager::text(const SourceRange& r) const {

@@ -28,11 +28,25 @@ struct LineColumn {
   int column = 1;  // 1-based, in bytes
 };
 
+// The largest source posc reads: 250 times the largest example. A longer
+// file (or a device such as /dev/zero) is read only this far, plus one byte
+// to know it is longer, so a mistyped path cannot exhaust memory.
+inline constexpr size_t kMaxSourceBytes = size_t{1} << 20;
+
 class SourceFile {
  public:
   SourceFile(std::string path, std::string text);
   const std::string& path() const { return path_; }
   const std::string& text() const { return text_; }
+  // True when the file was longer than kMaxSourceBytes: text() holds only its
+  // first kMaxSourceBytes + 1 bytes, and diskSize() its size where the file
+  // system knows it (0 for a pipe or a device).
+  bool cutShort() const { return cut_short_; }
+  uintmax_t diskSize() const { return disk_size_; }
+  void markCutShort(uintmax_t disk_size) {
+    cut_short_ = true;
+    disk_size_ = disk_size;
+  }
   LineColumn lineColumn(uint32_t offset) const;
   std::string_view lineText(int line) const;  // without the newline
   std::string_view slice(uint32_t begin, uint32_t end) const;
@@ -41,6 +55,8 @@ class SourceFile {
   std::string path_;
   std::string text_;
   std::vector<uint32_t> line_starts_;
+  bool cut_short_ = false;
+  uintmax_t disk_size_ = 0;
 };
 
 // Owns every file read during one compilation (the main file, its imports and
@@ -48,7 +64,9 @@ class SourceFile {
 class SourceManager {
  public:
   int32_t add(std::string path, std::string text);
-  // Reads a file; returns nullopt if it cannot be read.
+  // Reads a file, at most kMaxSourceBytes + 1 bytes of it (see SourceFile::
+  // cutShort); returns nullopt, with errno set, if it cannot be read or is a
+  // folder.
   std::optional<int32_t> load(const std::string& path);
   const SourceFile& file(int32_t id) const { return *files_.at(static_cast<size_t>(id)); }
   std::string_view text(const SourceRange& r) const;

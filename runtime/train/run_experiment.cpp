@@ -19,6 +19,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "runtime/eval/documents.h"
 #include "runtime/eval/greedy.h"
@@ -56,6 +57,29 @@ void writeOrFail(const fs::path& path, std::string_view content) {
   } catch (const std::runtime_error& e) {
     throw UserError(e.what());
   }
+}
+
+// Refuses a folder that posc cannot prove is its own (train/run_folder.h)
+// before anything is created or written in it; --fresh takes a non-empty
+// foreign folder, and then nothing in it is deleted. The root of a file
+// system is never a results folder.
+train::FolderOwner checkFolderOwner(const fs::path& dir, bool fresh) {
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(dir, ec).lexically_normal();
+  if (!ec && absolute == absolute.root_path())
+    throw UserError(fmt::format("--out '{}' is the root of the file system; give a results folder such as runs/{}",
+                                dir.string(), "NAME"));
+  const train::FolderOwner owner = train::folderOwner(dir);
+  if (owner == train::FolderOwner::Foreign && !fresh) {
+    if (!fs::is_directory(dir, ec))
+      throw UserError(fmt::format("cannot create results folder '{}': a file of that name exists", dir.string()));
+    const std::vector<std::string> names = train::foreignEntries(dir, 4);
+    throw UserError(fmt::format(
+        "'{}' is not a posc results folder (it holds {}{}, which posc did not write); choose another --out, or "
+        "pass --fresh to write into it anyway (posc then deletes nothing in it)",
+        dir.string(), fmt::join(names, ", "), names.size() == 4 ? ", ..." : ""));
+  }
+  return owner;
 }
 
 void createFolder(const fs::path& dir) {
@@ -103,22 +127,23 @@ std::string differentPlan(const fs::path& out_dir, const std::string& plan_text)
 }
 
 // Refuses, before any training, a run whose checkpoints cannot fit on the
-// disk: per seed final.pt and every checkpoint_<step>.pt, and the resume
-// point (the model and two AdamW moments) twice, as it is rewritten.
+// disk: per seed final.pt and every checkpoint_<step>.pt, each with its
+// .safetensors copy, and the resume point (the model and two AdamW moments)
+// twice, as it is rewritten.
 void checkDiskSpace(const plan::ExperimentPlan& plan, torch::nn::Module& model, const fs::path& out_dir) {
   int64_t bytes = 0;
   for (const auto& p : model.parameters()) bytes += p.numel() * static_cast<int64_t>(p.element_size());
   for (const auto& b : model.buffers()) bytes += b.numel() * static_cast<int64_t>(b.element_size());
   const int64_t checkpoints = plan.train.checkpoint_every > 0 ? plan.train.steps / plan.train.checkpoint_every : 0;
   const double need = static_cast<double>(bytes) *
-                      (static_cast<double>(plan.train.seeds.size()) * static_cast<double>(1 + checkpoints) + 2 * 3);
+                      (static_cast<double>(plan.train.seeds.size()) * static_cast<double>(1 + checkpoints) * 2 + 2 * 3);
   struct statvfs fs_info {};
   if (::statvfs(out_dir.c_str(), &fs_info) != 0) return;  // unknown: the writes will say
   const double free_bytes = static_cast<double>(fs_info.f_bavail) * static_cast<double>(fs_info.f_frsize);
   if (need > free_bytes)
     throw UserError(fmt::format(
         "not enough disk space in '{}' for this run's checkpoints: about {:.1f} MB needed ({} seed(s) x {} "
-        "checkpoint(s) of {:.1f} MB, and the resume point), {:.1f} MB free",
+        "checkpoint(s) of {:.1f} MB in two formats, and the resume point), {:.1f} MB free",
         out_dir.string(), need / 1e6, plan.train.seeds.size(), 1 + checkpoints, static_cast<double>(bytes) / 1e6,
         free_bytes / 1e6));
 }
@@ -135,6 +160,7 @@ struct Run {
   const RunOptions& options;
   torch::Device device{torch::kCPU};
   fs::path out_dir, init_root;
+  train::FolderOwner owner = train::FolderOwner::None;  // before this run marked it
   bool bar = false;  // a progress bar (a terminal), else log lines
   bool resuming = false;
   train::RunStatus status;
@@ -208,8 +234,8 @@ void openFolder(Run& run) {
   if (run.resuming)
     std::fprintf(stderr, "continuing the run in %s: %s (--fresh starts over)\n", run.out_dir.string().c_str(),
                  train::describeStatus(*previous).c_str());
-  else
-    train::removeRunOutputs(run.out_dir);
+  else if (run.owner == train::FolderOwner::Posc)
+    train::removeRunOutputs(run.out_dir);  // a folder taken with --fresh keeps everything
 
   run.status = run.resuming ? *previous : train::RunStatus{};
   run.status.state = "running";
@@ -344,6 +370,7 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
   }
   ctx.group = group;
   ctx.plan_hash = run.options.plan_hash;
+  if (!run.options.dump_dir.empty()) ctx.dump_dir = fs::path(run.options.dump_dir) / fmt::format("seed{}", seed);
   ctx.evaluate = [&](int step) {
     if (run.documents) {
       evaluateRegressionSet(run, seed, step, model);
@@ -492,8 +519,10 @@ void recordFailure(Run& run, const std::exception& e) {
 int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options) {
   Run run(plan, options);
   checkRequest(run);                     // 1. device, JIT, threads, warm starts
+  run.owner = checkFolderOwner(run.out_dir, options.fresh);  // posc's own, empty, or --fresh
   createFolder(run.out_dir);
   train::FolderLock lock(run.out_dir);   //    one owner per results folder
+  train::markFolder(run.out_dir);
   openFolder(run);                       // 2. continue, refuse or clear; plan.txt
   train::StopOnSignals signals;          //    SIGINT/SIGTERM stop at a step boundary
   try {

@@ -82,6 +82,8 @@ struct RunOptions {
   // last seed is trained. Under a group no resume points are written: a
   // stopped run continues from the seeds it finished. Null: one process.
   dist::ProcessGroup* group = nullptr;
+  // TrainContext::dump_dir, per seed: <dump_dir>/seed<N>/. Empty: no record.
+  std::string dump_dir;
 };
 
 // runExperiment's status when a document run finished but missed one of its

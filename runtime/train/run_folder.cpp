@@ -178,13 +178,58 @@ void removeTemporaryFiles(const fs::path& dir) {
   for (const fs::path& seed : seedFolders(dir)) removeMatching(seed, temporary);
 }
 
+namespace {
+
+// What a study writes into a run's folder before the run starts: the run's
+// log and job record; and posc's own lock.
+bool writtenBeforeTheRun(const std::string& name) {
+  return name == "run.log" || name == "job.json" || name == ".lock";
+}
+
+}  // namespace
+
+std::vector<std::string> foreignEntries(const fs::path& dir, size_t limit) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!writtenBeforeTheRun(name)) out.push_back(name);
+    if (out.size() >= limit) break;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+FolderOwner folderOwner(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return FolderOwner::None;
+  if (!fs::is_directory(dir, ec)) return FolderOwner::Foreign;
+  if (fs::is_regular_file(dir / kFolderMarker, ec)) return FolderOwner::Posc;
+  if (fs::is_regular_file(dir / "status.json", ec) && readStatus(dir)) return FolderOwner::Posc;
+  return foreignEntries(dir, 1).empty() ? FolderOwner::None : FolderOwner::Foreign;
+}
+
+void markFolder(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_regular_file(dir / kFolderMarker, ec)) return;
+  try {
+    results::writeFileAtomic(dir / kFolderMarker,
+                             "a posc results folder: posc run may replace the files it wrote here\n");
+  } catch (const std::runtime_error& e) {
+    throw runtime::UserError(e.what());
+  }
+}
+
 void removeRunOutputs(const fs::path& dir) {
+  if (folderOwner(dir) != FolderOwner::Posc) return;  // nothing here is provably posc's
   std::error_code ec;
   for (const char* name : {"metrics.jsonl", "accuracy.csv", "summary.md", "status.json", "report.md", "report.html",
                            "training.svg"})
     fs::remove(dir / name, ec);
-  fs::remove_all(dir / "probes", ec);
-  static const std::regex checkpoint(R"(checkpoint_[0-9]+\.pt|final\.pt|resume\.pt)");
+  static const std::regex probe_output(R"([^.].*\.(csv|svg|md))");
+  removeMatching(dir / "probes", probe_output);
+  fs::remove(dir / "probes", ec);  // only when it is now empty
+  static const std::regex checkpoint(R"((checkpoint_[0-9]+|final|resume)\.(pt|safetensors))");
   for (const fs::path& seed : seedFolders(dir)) removeMatching(seed, checkpoint);
 }
 

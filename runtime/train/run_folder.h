@@ -61,10 +61,28 @@ void writeStatus(const std::filesystem::path& dir, const RunStatus& s);  // atom
 // "running (pid 123)" or "unfinished: the process (pid 123) is gone".
 std::string describeStatus(const RunStatus& s);
 
-// Removes what an earlier run wrote into the folder (metrics, accuracy,
-// summary, status, probes, its report, seed<N>/{final,resume,checkpoint_*}.pt),
-// so a fresh run never leaves another run's files beside its own. Files posc
-// does not write are left alone.
+// Whose a folder is, before a run writes into it. posc deletes files only in
+// a folder it can prove is its own: one that holds its marker file
+// (kFolderMarker, written when a run first takes a folder) or, from versions
+// before the marker, a status.json in posc's format.
+enum class FolderOwner {
+  None,     // absent, or empty but for what a study writes before the run (run.log, job.json, .lock)
+  Posc,     // a posc results folder
+  Foreign,  // anything else: refused unless --fresh, and then nothing in it is deleted
+};
+inline constexpr const char* kFolderMarker = ".posc-results";
+FolderOwner folderOwner(const std::filesystem::path& dir);
+// Up to `limit` names in `dir` that make it foreign, for the refusal.
+std::vector<std::string> foreignEntries(const std::filesystem::path& dir, size_t limit);
+// Writes the marker (atomically); call while holding the folder's lock.
+void markFolder(const std::filesystem::path& dir);
+
+// Removes what an earlier run wrote into a folder of posc's own (metrics,
+// accuracy, summary, status, probes, its report,
+// seed<N>/{final,resume,checkpoint_*}.{pt,safetensors}), so a fresh run never
+// leaves another run's files beside its own. Only names posc writes are
+// removed; in probes/ only the files a probe writes (probes/*.csv, *.svg,
+// *.md, *.txt) and nothing in a folder posc does not own.
 void removeRunOutputs(const std::filesystem::path& dir);
 
 // Removes temporary files (".<name>.<pid>-<n>.tmp") that a killed process

@@ -386,9 +386,11 @@ TEST(TrainRun, WritesTheResultsFolderAndWarmStartsFromIt) {
   for (const char* f : {"seed0/checkpoint_10.pt", "seed0/checkpoint_20.pt", "seed0/final.pt", "seed1/final.pt",
                         "seed0/checkpoint_10.safetensors", "seed0/final.safetensors", "seed1/final.safetensors"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
-  // No temporary file is left; .lock is the folder's lock (train/run_folder.h).
+  // No temporary file is left; .lock is the folder's lock and .posc-results
+  // its marker (train/run_folder.h).
+  EXPECT_TRUE(fs::exists(out / ".posc-results"));
   for (const auto& name : folderEntries(out)) {
-    if (name != ".lock") {
+    if (name != ".lock" && name != ".posc-results") {
       EXPECT_NE(name[0], '.') << "leftover " << name;
     }
   }

@@ -44,7 +44,13 @@ options:
   --init-root DIR     where warm starts find other experiments' runs
                       (default: the parent of --out)
   --no-progress       plain progress lines even on a terminal
-  --fresh             discard an unfinished run in the results folder and start over
+  --dump-training DIR write DIR/seed<N>/init.safetensors (the weights before the
+                      first step) and DIR/seed<N>/step_<k>.safetensors (each step's
+                      batch: tokens, targets, loss_mask, channels), for comparing
+                      posc's training with another implementation step by step
+  --fresh             discard an unfinished run in the results folder and start over;
+                      also writes into a non-empty folder that is not a posc results
+                      folder (refused without it), deleting nothing there
 
 Runs can be stopped and continued. Ctrl-C (SIGINT) or SIGTERM stops at the next
 step boundary and writes a resume point; even after a SIGKILL, running the same
@@ -83,8 +89,12 @@ std::string commandLine(const std::vector<std::string>& args) {
   return out;
 }
 
+// More CPU threads than any machine posc runs on has cores; each costs a
+// stack and per-thread buffers, so an extra zero cannot exhaust memory.
+constexpr int kMaxThreads = 1024;
+
 int runRun(const std::vector<std::string>& args) {
-  std::string out, device = "cpu", init_root;
+  std::string out, device = "cpu", init_root, dump_dir;
   std::optional<int> threads;  // empty: auto
   bool no_progress = false, fresh = false;
   std::string jit_flag;
@@ -97,7 +107,11 @@ int runRun(const std::vector<std::string>& args) {
     } else if (flag == "--threads") {
       const std::string v = value();
       threads = v == "auto" ? std::nullopt : std::optional<int>(parseCount("--threads", v));
+      if (threads && *threads > kMaxThreads)
+        throw UsageError{fmt::format("--threads {} is more than posc starts ({} at most); auto uses the cores "
+                                     "that help", *threads, kMaxThreads)};
     } else if (flag == "--init-root") init_root = value();
+    else if (flag == "--dump-training") dump_dir = value();
     else if (flag == "--no-progress") no_progress = true;
     else if (flag == "--fresh") fresh = true;
     else if (flag == "--jit") {
@@ -126,6 +140,7 @@ int runRun(const std::vector<std::string>& args) {
                               (plan.name + (plan.preset.empty() ? "" : "-" + plan.preset))).string()
                            : out;
   ro.device = device;
+  ro.dump_dir = dump_dir;
   ro.threads = threads ? *threads
              : device == "cpu" ? runtime::usefulThreads(plan.model, runtime::availableCores(), tools::blasSharesTorchThreads())
                                : 1;

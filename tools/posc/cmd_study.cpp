@@ -80,7 +80,12 @@ std::vector<uint64_t> parseSeeds(const std::string& text) {
   std::vector<uint64_t> seeds;
   std::stringstream ss(text);
   std::string item;
-  while (std::getline(ss, item, ',')) seeds.push_back(static_cast<uint64_t>(parseCount("--seeds", item)));
+  while (std::getline(ss, item, ',')) {
+    const auto seed = static_cast<uint64_t>(parseCount("--seeds", item));
+    if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end())
+      throw UsageError{fmt::format("--seeds lists {} twice; each run is one seed, given once", seed)};
+    seeds.push_back(seed);
+  }
   if (seeds.empty()) throw UsageError{"--seeds needs a list such as 0,1,2"};
   return seeds;
 }
