@@ -109,6 +109,28 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// The training record of TrainContext::dump_dir.
+void dumpWeights(const torch::nn::Module& model, const plan::ExperimentPlan& plan, const std::filesystem::path& path) {
+  try {
+    std::filesystem::create_directories(path.parent_path());
+    saveSafetensorsCheckpoint(model, plan, path);
+  } catch (const std::exception& e) {
+    throw runtime::UserError(fmt::format("--dump-training: {}", e.what()));
+  }
+}
+
+void dumpBatch(const BatchTensors& b, const std::filesystem::path& path) {
+  try {
+    writeSafetensors({{"tokens", b.tokens},
+                      {"targets", b.targets},
+                      {"loss_mask", b.loss_mask.to(torch::kInt64)},
+                      {"channels", b.channels}},
+                     {}, path);
+  } catch (const std::exception& e) {
+    throw runtime::UserError(fmt::format("--dump-training: {}", e.what()));
+  }
+}
+
 // <stem>.safetensors, then <stem>.pt: the LibTorch archive last, since
 // final.pt marks a seed as trained.
 void saveWeights(const torch::nn::Module& model, const plan::ExperimentPlan& plan, const std::filesystem::path& stem) {
@@ -348,6 +370,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
         throw runtime::UserError(e.what());
       }
     };
+    if (!ctx.dump_dir.empty() && first_step == 0) dumpWeights(*model, plan, ctx.dump_dir / "init.safetensors");
     for (int step = first_step; step < tp.steps; ++step) {
       const auto t0 = Clock::now();
       lr = learningRateAt(tp, step);
@@ -359,6 +382,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
                               : task::sampleTrainingBatch(plan.task, tokenizer, tp.batch, rng);
       task::randomizeChannels(plan.attention.sampled_channels, batch, rng);
       BatchTensors bt = toTensors(batch, ctx.device);
+      if (!ctx.dump_dir.empty()) dumpBatch(bt, ctx.dump_dir / fmt::format("step_{}.safetensors", step + 1));
       torch::Tensor stretch = sampleStretch(plan.attention, batch.batch, rng, float_type, ctx.device);
       torch::Tensor offsets = sampleEmbedOffsets(plan.attention, batch.batch, rng);
       int64_t answer_tokens = 0;  // the global batch's, when this rank trains on a slice

@@ -108,6 +108,12 @@ struct TrainContext {
   // process). Only rank 0 should be given a seed_dir, metrics, evaluate or a
   // resume file; the caller arranges that.
   dist::ProcessGroup* group = nullptr;
+  // The training record for a differential test against an independent
+  // implementation (tests/differential/): the weights before the first step
+  // (init.safetensors, GPT names) and every step's batch as posc trains on it
+  // (step_<k>.safetensors: tokens, targets, loss_mask, channels; int64).
+  // Empty: none is written.
+  std::filesystem::path dump_dir;
 };
 
 struct TrainStats {
