@@ -410,8 +410,9 @@ bool checkBytes(int32_t source, const SourceManager& sources, DiagnosticEngine& 
   const std::string& text = file.text();
   if (file.cutShort() || text.size() > kMaxSourceBytes) {
     const double size = static_cast<double>(file.diskSize() ? file.diskSize() : text.size());
-    const std::string what = file.cutShort() && !file.diskSize() ? "longer than 1 MB (it was read no further)"
-                                                                  : fmt::format("{:.1f} MB", size / (1 << 20));
+    const std::string what = file.cutShort() && !file.diskSize()
+                                 ? fmt::format("longer than {} MB (it was read no further)", kMaxSourceBytes >> 20)
+                                 : fmt::format("{:.1f} MB", size / (1 << 20));
     Diagnostic& d = diags.error({source, 0, 0}, fmt::format("the file is {}; posc reads sources of up to {} MB", what,
                                                             kMaxSourceBytes >> 20));
     d.hint = "a .pos file describes one experiment in a page; generated weights belong in a checkpoint";

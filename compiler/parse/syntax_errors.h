@@ -23,8 +23,9 @@ class SyntaxErrorListener : public antlr4::BaseErrorListener {
   int errors_ = 0;
 };
 
-// Limits (besides the source's size, kMaxSourceBytes) that keep the recursive parser and every recursive pass over
-// expressions far from the end of the stack, whatever the input.
+// Limits (besides the source's size, kMaxSourceBytes) that keep the recursive
+// parser and every recursive pass over expressions far from the end of the
+// stack, whatever the input.
 inline constexpr int kMaxBracketNesting = 64;
 inline constexpr int kMaxOperatorNesting = 256;
 inline constexpr int kMaxExpressionDepth = 512;  // operations on one path of an expression's tree

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 
 namespace posc::sema {
 
@@ -45,6 +46,7 @@ struct Checker {
   template <typename T>
   bool integers(long long lo, long long hi, const char* non_empty, std::vector<T>& out) {
     std::vector<T> values;
+    std::set<long long> seen;
     if (v.kind == Kind::Range) {
       if (v.lo < v.hi && (v.lo < lo || v.hi - 1 > hi))
         return fail(fmt::format("integers in {}..{} (the range {}..{} leaves them)", lo, hi, v.lo, v.hi));
@@ -58,7 +60,7 @@ struct Checker {
         if (!element.integer(lo, hi, x)) return false;
         // Every list of integers among the settings (seeds, lengths, counts)
         // is a set: a repeat would train or evaluate the same thing twice.
-        if (std::find(values.begin(), values.end(), x) != values.end()) {
+        if (!seen.insert(static_cast<long long>(x)).second) {
           diags.error(e.range, fmt::format("'{}' lists {} twice", setting, x)).hint = "each value once";
           return false;
         }

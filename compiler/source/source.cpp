@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace posc {
 
@@ -59,10 +58,13 @@ std::optional<int32_t> SourceManager::load(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
-  std::string text(kMaxSourceBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  std::string text;
+  char chunk[1 << 16];
+  while (text.size() <= kMaxSourceBytes && in) {
+    in.read(chunk, static_cast<std::streamsize>(std::min(sizeof chunk, kMaxSourceBytes + 1 - text.size())));
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+  }
   if (in.bad()) return std::nullopt;
-  text.resize(static_cast<size_t>(in.gcount()));
   const bool cut_short = text.size() > kMaxSourceBytes;
   const int32_t id = add(path, std::move(text));
   if (cut_short) {

@@ -67,12 +67,10 @@ train::FolderOwner checkFolderOwner(const fs::path& dir, bool fresh) {
   std::error_code ec;
   const fs::path absolute = fs::absolute(dir, ec).lexically_normal();
   if (!ec && absolute == absolute.root_path())
-    throw UserError(fmt::format("--out '{}' is the root of the file system; give a results folder such as runs/{}",
-                                dir.string(), "NAME"));
+    throw UserError(fmt::format("--out '{}' is the root of the file system; give a results folder such as runs/NAME",
+                                dir.string()));
   const train::FolderOwner owner = train::folderOwner(dir);
-  if (owner == train::FolderOwner::Foreign && !fresh) {
-    if (!fs::is_directory(dir, ec))
-      throw UserError(fmt::format("cannot create results folder '{}': a file of that name exists", dir.string()));
+  if (owner == train::FolderOwner::Foreign && !fresh && fs::is_directory(dir, ec)) {  // a file: createFolder says so
     const std::vector<std::string> names = train::foreignEntries(dir, 4);
     throw UserError(fmt::format(
         "'{}' is not a posc results folder (it holds {}{}, which posc did not write); choose another --out, or "

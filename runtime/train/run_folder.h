@@ -81,8 +81,8 @@ void markFolder(const std::filesystem::path& dir);
 // accuracy, summary, status, probes, its report,
 // seed<N>/{final,resume,checkpoint_*}.{pt,safetensors}), so a fresh run never
 // leaves another run's files beside its own. Only names posc writes are
-// removed; in probes/ only the files a probe writes (probes/*.csv, *.svg,
-// *.md, *.txt) and nothing in a folder posc does not own.
+// removed (in probes/, the .csv, .svg and .md files a probe writes); call it
+// only on a folder whose folderOwner() was Posc.
 void removeRunOutputs(const std::filesystem::path& dir);
 
 // Removes temporary files (".<name>.<pid>-<n>.tmp") that a killed process

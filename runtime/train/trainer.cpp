@@ -109,23 +109,12 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// The training record of TrainContext::dump_dir.
-void dumpWeights(const torch::nn::Module& model, const plan::ExperimentPlan& plan, const std::filesystem::path& path) {
+// A write of the training record (TrainContext::dump_dir); a failure is the
+// user's (the folder they named), reported as such.
+template <typename Write>
+void dumpOrFail(Write&& write) {
   try {
-    std::filesystem::create_directories(path.parent_path());
-    saveSafetensorsCheckpoint(model, plan, path);
-  } catch (const std::exception& e) {
-    throw runtime::UserError(fmt::format("--dump-training: {}", e.what()));
-  }
-}
-
-void dumpBatch(const BatchTensors& b, const std::filesystem::path& path) {
-  try {
-    writeSafetensors({{"tokens", b.tokens},
-                      {"targets", b.targets},
-                      {"loss_mask", b.loss_mask.to(torch::kInt64)},
-                      {"channels", b.channels}},
-                     {}, path);
+    write();
   } catch (const std::exception& e) {
     throw runtime::UserError(fmt::format("--dump-training: {}", e.what()));
   }
@@ -370,7 +359,11 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
         throw runtime::UserError(e.what());
       }
     };
-    if (!ctx.dump_dir.empty() && first_step == 0) dumpWeights(*model, plan, ctx.dump_dir / "init.safetensors");
+    if (!ctx.dump_dir.empty())
+      dumpOrFail([&] {
+        std::filesystem::create_directories(ctx.dump_dir);
+        if (first_step == 0) saveSafetensorsCheckpoint(*model, plan, ctx.dump_dir / "init.safetensors");
+      });
     for (int step = first_step; step < tp.steps; ++step) {
       const auto t0 = Clock::now();
       lr = learningRateAt(tp, step);
@@ -382,7 +375,14 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
                               : task::sampleTrainingBatch(plan.task, tokenizer, tp.batch, rng);
       task::randomizeChannels(plan.attention.sampled_channels, batch, rng);
       BatchTensors bt = toTensors(batch, ctx.device);
-      if (!ctx.dump_dir.empty()) dumpBatch(bt, ctx.dump_dir / fmt::format("step_{}.safetensors", step + 1));
+      if (!ctx.dump_dir.empty())
+        dumpOrFail([&] {
+          writeSafetensors({{"tokens", bt.tokens},
+                            {"targets", bt.targets},
+                            {"loss_mask", bt.loss_mask.to(torch::kInt64)},
+                            {"channels", bt.channels}},
+                           {}, ctx.dump_dir / fmt::format("step_{}.safetensors", step + 1));
+        });
       torch::Tensor stretch = sampleStretch(plan.attention, batch.batch, rng, float_type, ctx.device);
       torch::Tensor offsets = sampleEmbedOffsets(plan.attention, batch.batch, rng);
       int64_t answer_tokens = 0;  // the global batch's, when this rank trains on a slice
