@@ -12,8 +12,11 @@ The weights come from posc's final.safetensors (GPT names, docs/results.md)
 and the shape from its metadata; the attention - rotations, key zeroing, the
 chain of score terms, the causal mask - from the module `posc emit flex`
 writes for the experiment. The blocks are posc's: pre-norm (LayerNorm or
-RMSNorm, eps 1e-5), attention with scores q.k / sqrt(head_dim), GELU (exact)
-or ReGLU feed-forward, a final norm and the tied (or separate) head; learned
+RMSNorm, eps 1e-5; LayerNorm without a bias when the checkpoint has none),
+attention with scores q.k / sqrt(head_dim) (key/value heads shared by groups
+of query heads, n_kv_head; RMSNorm on each query and key head, qk_norm),
+GELU (exact), ReGLU or SwiGLU feed-forward, affine layers with or without
+biases, a final norm and the tied (or separate) head; learned
 absolute tables and sinusoidal encodings add to the token embedding. On PyTorch >= 2.5 the score and mask functions run
 through torch.nn.attention.flex_attention; before that (e.g. Debian's 1.13)
 they are applied to the dense score tensor, which is FlexAttention's
@@ -53,12 +56,18 @@ def sinusoidal(value, width, dtype):
     return torch.stack([arg.sin(), arg.cos()], -1).flatten(-2)[..., :width].to(dtype)
 
 
+def _rms_norm(x, weight):
+    return x * (x.pow(2).mean(-1, keepdim=True) + 1e-5).rsqrt() * weight
+
+
 class PoscGPT(torch.nn.Module):
     def __init__(self, weights, metadata, attention):
         super().__init__()
         self.w = weights
         self.n_layer = int(metadata["n_layer"])
         self.n_head = int(metadata["n_head"])
+        self.n_kv_head = int(metadata.get("n_kv_head", self.n_head))
+        self.qk_norm = metadata.get("qk_norm") == "true"
         self.head_dim = int(metadata["head_dim"])
         self.width = int(metadata["n_embd"])
         self.mlp = metadata["mlp"]
@@ -79,8 +88,9 @@ class PoscGPT(torch.nn.Module):
     def _norm(self, x, prefix):
         weight = self.w[prefix + ".weight"].to(x.dtype)
         if self.norm == "layernorm":
-            return F.layer_norm(x, (self.width,), weight, self.w[prefix + ".bias"].to(x.dtype), 1e-5)
-        return x * (x.pow(2).mean(-1, keepdim=True) + 1e-5).rsqrt() * weight
+            bias = self.w.get(prefix + ".bias")
+            return F.layer_norm(x, (self.width,), weight, None if bias is None else bias.to(x.dtype), 1e-5)
+        return _rms_norm(x, weight)
 
     def _linear(self, x, prefix):
         bias = self.w.get(prefix + ".bias")
@@ -88,9 +98,16 @@ class PoscGPT(torch.nn.Module):
 
     def _attend(self, x, layer, channels):
         B, L, _ = x.shape
-        H, D = self.n_head, self.head_dim
-        qkv = self._linear(x, f"transformer.h.{layer}.attn.c_attn").view(B, L, 3, H, D).permute(2, 0, 3, 1, 4)
-        q, k, v = qkv[0], qkv[1], qkv[2]
+        H, G, D = self.n_head, self.n_kv_head, self.head_dim
+        prefix = f"transformer.h.{layer}.attn"
+        qkv = self._linear(x, prefix + ".c_attn")
+        q = qkv[..., :H * D].reshape(B, L, H, D).transpose(1, 2)
+        k = qkv[..., H * D:(H + G) * D].reshape(B, L, G, D).transpose(1, 2)
+        v = qkv[..., (H + G) * D:].reshape(B, L, G, D).transpose(1, 2)
+        if self.qk_norm:
+            q = _rms_norm(q, self.w[prefix + ".q_norm.weight"].to(x.dtype))
+            k = _rms_norm(k, self.w[prefix + ".k_norm.weight"].to(x.dtype))
+        k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
         q, k = self.attention.apply_rotary(q, k, channels)
         score_mod = self.attention.make_score_mod(channels, {n: t.to(x.dtype) for n, t in self.params.items()})
         try:
@@ -113,9 +130,9 @@ class PoscGPT(torch.nn.Module):
 
     def _feed_forward(self, x, layer):
         h = self._linear(x, f"transformer.h.{layer}.mlp.c_fc")
-        if self.mlp == "reglu":
+        if self.mlp in ("reglu", "swiglu"):
             a, b = h.chunk(2, -1)
-            h = torch.relu(a) * b
+            h = (torch.relu(a) if self.mlp == "reglu" else F.silu(a)) * b
         else:
             h = F.gelu(h)
         return self._linear(h, f"transformer.h.{layer}.mlp.c_proj")

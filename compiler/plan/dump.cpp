@@ -187,7 +187,9 @@ void dumpAddition(const ExperimentPlan& p, Line& line) {
   line("task addition");
   line(fmt::format("  {} operands, {} digit{} per token, {}", t.operands, t.digits_per_token,
                    t.digits_per_token == 1 ? "" : "s",
-                   t.order == DigitOrder::Reversed ? "reversed (units first)" : "padded (most significant first)"));
+                   t.order == DigitOrder::Reversed ? "reversed (units first)"
+                   : t.order == DigitOrder::Padded  ? "padded (most significant first)"
+                                                    : "padded, reversed (units first)"));
   line(fmt::format("  training operands of {}..{} digits, fresh every batch", t.train_min_digits, t.train_max_digits));
   std::string tests;
   for (int d : t.test_digits) tests += (tests.empty() ? "" : " ") + std::to_string(d);
@@ -256,15 +258,22 @@ std::string dumpPlan(const ExperimentPlan& p) {
 
   const ModelPlan& m = p.model;
   line("model");
-  line(fmt::format("  {} layers, width {}, {} heads x {} (= {} rotation pairs per head)", m.layers, m.width, m.heads,
-                   m.head_dim, m.head_dim / 2));
-  line(fmt::format("  mlp {} hidden {}, {}, {} embeddings", m.mlp == MlpKind::Gelu ? "gelu" : "reglu", m.mlp_hidden,
-                   m.norm == NormKind::LayerNorm ? "layernorm" : "rmsnorm", m.tied_embeddings ? "tied" : "untied"));
+  line(fmt::format("  {} layers, width {}, {} heads x {} (= {} rotation pairs per head){}", m.layers, m.width, m.heads,
+                   m.head_dim, m.head_dim / 2,
+                   m.kvHeads() != m.heads ? fmt::format(", {} key/value heads", m.kvHeads()) : ""));
+  line(fmt::format("  mlp {} hidden {}, {}, {} embeddings", mlpName(m.mlp), m.mlp_hidden, normName(m.norm),
+                   m.tied_embeddings ? "tied" : "untied"));
+  if (!m.bias || m.qk_norm)
+    line(fmt::format("  {}{}{}", m.bias ? "" : "no biases", !m.bias && m.qk_norm ? ", " : "",
+                     m.qk_norm ? "RMSNorm on queries and keys" : ""));
   line(fmt::format("  precision {}, {}{}",
                    m.precision == Precision::F32 ? "f32" : m.precision == Precision::F64 ? "f64" : "bf16 mixed",
                    m.softmax == SoftmaxKind::Standard ? "softmax" : "softmax1 (1 + sum in the denominator)",
                    m.dropout > 0 ? fmt::format(", dropout {}", num(m.dropout)) : ""));
-  if (m.init_std != ModelPlan{}.init_std) line(fmt::format("  initial weights N(0, {})", num(m.init_std)));
+  if (m.init == InitKind::PyTorch)
+    line("  initial weights as PyTorch's modules draw them (U(+-1/sqrt(fan_in)), embeddings N(0, 1))");
+  else if (m.init_std != ModelPlan{}.init_std)
+    line(fmt::format("  initial weights N(0, {})", num(m.init_std)));
   if (m.embedding_std) line(fmt::format("  initial token embeddings N(0, {})", num(*m.embedding_std)));
 
   const AttentionPlan& a = p.attention;

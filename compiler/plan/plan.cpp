@@ -20,6 +20,17 @@ const char* channelName(Channel c) {
   return "?";
 }
 
+const char* mlpName(MlpKind k) {
+  switch (k) {
+    case MlpKind::Gelu: return "gelu";
+    case MlpKind::Reglu: return "reglu";
+    case MlpKind::Swiglu: return "swiglu";
+  }
+  return "?";
+}
+
+const char* normName(NormKind k) { return k == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
+
 const char* tokenKindName(TokenKind k) {
   switch (k) {
     case TokenKind::Digit: return "digit";

@@ -93,7 +93,13 @@ enum class DigitOrder : uint8_t {
   Reversed,  // least significant digit (token) first, answer units first
   Padded,    // most significant first, operands zero-padded to the longest
              // training/test length, answer padded to that length + 1
+  PaddedReversed,  // units first, zero-padded as Padded (AdderBoard's trained
+                   // entries write their fixed-width sequences this way)
 };
+// Every operand and the answer have a fixed width (Padded, PaddedReversed).
+inline bool isPadded(DigitOrder o) { return o != DigitOrder::Reversed; }
+// Units first (Reversed, PaddedReversed).
+inline bool unitsFirst(DigitOrder o) { return o != DigitOrder::Padded; }
 
 struct TaskPlan {
   TaskKind kind = TaskKind::Addition;
@@ -112,28 +118,50 @@ struct TaskPlan {
 
 // ---------------------------------------------------------------------------
 // The model.
-enum class MlpKind : uint8_t { Gelu, Reglu };
+// Gelu: fc2(gelu(fc1 x)). Gated (Shazeer 2020, "GLU variants"): fc1 makes
+// (gate, up), fc2(act(gate) * up), act = relu (Reglu) or silu (Swiglu).
+enum class MlpKind : uint8_t { Gelu, Reglu, Swiglu };
+const char* mlpName(MlpKind k);  // "gelu", "reglu", "swiglu"
 enum class NormKind : uint8_t { LayerNorm, RmsNorm };
+const char* normName(NormKind k);  // "layernorm", "rmsnorm"
 enum class Precision : uint8_t { F32, F64, Bf16Mixed };
+// How the weights are drawn. Gpt2 (Radford et al. 2019): matrices N(0,
+// init_std), residual output projections init_std / sqrt(2 x layers), zero
+// biases. PyTorch: its modules' own defaults (nn.Linear: weight and bias
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)); nn.Embedding: N(0, 1)), the scale at
+// which small models are usually trained in PyTorch.
+enum class InitKind : uint8_t { Gpt2, PyTorch };
 enum class SoftmaxKind : uint8_t { Standard, Softmax1 };  // softmax1: 1 + sum in denominator
 
 struct ModelPlan {
   int layers = 6;
   int width = 384;
   int heads = 6;
-  int head_dim = 64;      // width / heads
+  // Key/value heads (grouped-query attention, Ainslie et al. 2023): query
+  // head h reads key/value head h / (heads / kv_heads). 0 (the default):
+  // as many as heads (multi-head); 1: multi-query. Read it through kvHeads().
+  int kv_heads = 0;
+  int kvHeads() const { return kv_heads > 0 ? kv_heads : heads; }
+  int head_dim = 64;      // default width / heads; any even size when set
   int mlp_hidden = 1536;  // hidden width of the feed-forward block
   MlpKind mlp = MlpKind::Gelu;
   NormKind norm = NormKind::LayerNorm;
   bool tied_embeddings = true;
+  // Biases in the affine layers (qkv, out, fc1, fc2) and in LayerNorm.
+  bool bias = true;
+  // RMSNorm (eps 1e-5, one gain of head_dim shared by the heads) on every
+  // query and key head before rotation (Qwen3; Dehghani et al. 2023).
+  bool qk_norm = false;
   Precision precision = Precision::F32;
   SoftmaxKind softmax = SoftmaxKind::Standard;
   double dropout = 0.0;
-  // Initial weights N(0, init_std); residual output projections get
+  InitKind init = InitKind::Gpt2;
+  // Gpt2 init: initial weights N(0, init_std); residual output projections get
   // init_std / sqrt(2 x layers) (GPT-2's scheme). The scale can decide
   // whether attention heads compose within a budget (docs/longctx.md).
   double init_std = 0.02;
-  // Initial token embeddings N(0, embedding_std); unset: init_std. PyTorch's
+  // Initial token embeddings N(0, embedding_std) under either init; unset:
+  // init_std (Gpt2) or 1 (PyTorch). PyTorch's
   // nn.Embedding draws N(0, 1), GPT-2 N(0, 0.02); with the small scale a
   // CPU-sized model stayed at chance on retrieval where N(0, 1) learned it
   // (docs/longctx.md, runs P13 and P17).

@@ -156,9 +156,12 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.integer(2, 1000, x.plan.task.operands); }},
            {"digits_per_token", "int 1..4", "k: decimal digits held by one token",
             [](Checker& c, SettingsContext& x) { return c.integer(1, 4, x.plan.task.digits_per_token); }},
-           {"order", "reversed | padded", "units first, or zero-padded most significant first",
+           {"order", "reversed | padded | padded_reversed",
+            "units first; zero-padded most significant first; zero-padded units first",
             [](Checker& c, SettingsContext& x) {
-              return c.word<plan::DigitOrder>({{"reversed", plan::DigitOrder::Reversed}, {"padded", plan::DigitOrder::Padded}},
+              return c.word<plan::DigitOrder>({{"reversed", plan::DigitOrder::Reversed},
+                                               {"padded", plan::DigitOrder::Padded},
+                                               {"padded_reversed", plan::DigitOrder::PaddedReversed}},
                                               x.plan.task.order);
             }},
            {"train_min_digits", "int >= 1", "shortest training operand, in digits",
@@ -207,11 +210,17 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.integer(1, 1 << 16, x.plan.model.width); }},
            {"heads", "int >= 1", "attention heads per layer",
             [](Checker& c, SettingsContext& x) { return c.integer(1, 1024, x.plan.model.heads); }},
+           {"kv_heads", "int >= 1", "key/value heads, dividing heads (default: heads; fewer: grouped-query attention)",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 1024, x.plan.model.kv_heads); }},
+           {"head_dim", "int >= 2, even", "dimension of each head (default width / heads)",
+            [](Checker& c, SettingsContext& x) { return c.integer(2, 1 << 12, x.plan.model.head_dim); }},
            {"mlp_hidden", "int >= 1", "hidden width of the feed-forward block (default 4 x width)",
             [](Checker& c, SettingsContext& x) { return c.integer(1, 1 << 20, x.plan.model.mlp_hidden); }},
-           {"mlp", "gelu | reglu", "feed-forward kind",
+           {"mlp", "gelu | reglu | swiglu", "feed-forward kind",
             [](Checker& c, SettingsContext& x) {
-              return c.word<plan::MlpKind>({{"gelu", plan::MlpKind::Gelu}, {"reglu", plan::MlpKind::Reglu}}, x.plan.model.mlp);
+              return c.word<plan::MlpKind>(
+                  {{"gelu", plan::MlpKind::Gelu}, {"reglu", plan::MlpKind::Reglu}, {"swiglu", plan::MlpKind::Swiglu}},
+                  x.plan.model.mlp);
             }},
            {"norm", "layernorm | rmsnorm", "normalisation before attention and MLP",
             [](Checker& c, SettingsContext& x) {
@@ -220,6 +229,10 @@ const std::map<std::string, Table>& tables() {
             }},
            {"tied_embeddings", "bool", "output head shares the token embedding",
             [](Checker& c, SettingsContext& x) { return c.boolean(x.plan.model.tied_embeddings); }},
+           {"bias", "bool", "biases in the affine layers and LayerNorm (default true)",
+            [](Checker& c, SettingsContext& x) { return c.boolean(x.plan.model.bias); }},
+           {"qk_norm", "bool", "RMSNorm on each query and key head before rotation (default false)",
+            [](Checker& c, SettingsContext& x) { return c.boolean(x.plan.model.qk_norm); }},
            {"precision", "f32 | f64 | bf16_mixed", "parameter and compute precision",
             [](Checker& c, SettingsContext& x) {
               return c.word<plan::Precision>(
@@ -233,6 +246,11 @@ const std::map<std::string, Table>& tables() {
             }},
            {"dropout", "real 0..1", "dropout probability",
             [](Checker& c, SettingsContext& x) { return c.real(0, 0.99, x.plan.model.dropout); }},
+           {"init", "gpt2 | pytorch", "how weights are drawn: GPT-2's N(0, init_std), or PyTorch's module defaults",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::InitKind>({{"gpt2", plan::InitKind::Gpt2}, {"pytorch", plan::InitKind::PyTorch}},
+                                            x.plan.model.init);
+            }},
            {"init_std", "real > 0", "standard deviation of the initial weights (default 0.02)",
             [](Checker& c, SettingsContext& x) { return c.real(0, 10, x.plan.model.init_std, true); }},
            {"embedding_std", "real > 0", "standard deviation of the initial token embeddings (default: init_std)",
@@ -447,21 +465,37 @@ void checkSettings(SourceRange at, SettingsContext& ctx) {
     auto it = ctx.written.find(key);
     return it == ctx.written.end() ? at : it->second;
   };
-  if (p.model.width % p.model.heads != 0) {
+  if (ctx.written.count("model.head_dim")) {
+    if (p.model.head_dim % 2 != 0) {
+      Diagnostic& d = ctx.diags.error(where("model.head_dim"),
+                                      fmt::format("head dimension {} must be even for rotary pairs", p.model.head_dim));
+      d.hint = fmt::format("choose {} or {}", p.model.head_dim - 1, p.model.head_dim + 1);
+    }
+  } else if (p.model.width % p.model.heads != 0) {
     Diagnostic& d = ctx.diags.error(where("model.width"), fmt::format("model width {} is not divisible by {} heads", p.model.width, p.model.heads));
-    d.hint = "choose a width that is a multiple of the head count";
+    d.hint = "choose a width that is a multiple of the head count, or set model.head_dim";
   } else {
     p.model.head_dim = p.model.width / p.model.heads;
     if (p.model.head_dim % 2 != 0)
       ctx.diags.error(where("model.width"), fmt::format("head dimension {} (width {} / {} heads) must be even for rotary pairs",
                                       p.model.head_dim, p.model.width, p.model.heads));
   }
+  if (p.model.init == plan::InitKind::PyTorch && ctx.written.count("model.init_std")) {
+    Diagnostic& d = ctx.diags.error(where("model.init_std"), "init_std is the scale of the gpt2 init; the pytorch init draws "
+                                                             "each matrix at 1/sqrt(fan_in)");
+    d.hint = "remove init_std, or set model.init = gpt2";
+  }
+  if (ctx.written.count("model.kv_heads") && (p.model.kv_heads > p.model.heads || p.model.heads % p.model.kv_heads != 0)) {
+    Diagnostic& d = ctx.diags.error(where("model.kv_heads"), fmt::format("{} key/value heads do not divide {} query heads",
+                                                                       p.model.kv_heads, p.model.heads));
+    d.hint = "each key/value head serves a group of heads / kv_heads query heads: choose a divisor of heads";
+  }
   if (p.task.train_min_digits > p.task.train_max_digits)
     ctx.diags.error(where("task.train_min_digits"), fmt::format("train_min_digits ({}) is larger than train_max_digits ({})",
                                     p.task.train_min_digits, p.task.train_max_digits));
   if (p.eval.protocol == plan::EvalProtocol::AdderBoard &&
       (p.task.operands != 2 || p.task.digits_per_token != 1 ||
-       (p.task.order == plan::DigitOrder::Padded && p.task.train_max_digits != 10))) {
+       (plan::isPadded(p.task.order) && p.task.train_max_digits != 10))) {
     Diagnostic& d = ctx.diags.error(where("eval.protocol"), "the adderboard protocol is two operands of up to 10 digits, one digit per token");
     d.hint = "set task.operands = 2 and digits_per_token = 1; in padded order also train_max_digits = 10 (the padded width)";
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -52,18 +53,51 @@ torch::Tensor appendAlong(torch::Tensor& store, int64_t used, const torch::Tenso
 AttentionImpl::AttentionImpl(const plan::ModelPlan& model, const plan::AttentionPlan& attention)
     : attention_(attention),
       heads_(model.heads),
+      kv_heads_(model.kvHeads()),
       head_dim_(model.head_dim),
       softmax_(model.softmax),
       null_slot_(attention.null_slot) {
-  qkv = register_module("qkv", torch::nn::Linear(model.width, 3 * heads_ * head_dim_));
-  out = register_module("out", torch::nn::Linear(heads_ * head_dim_, model.width));
+  if (kv_heads_ < 1 || heads_ % kv_heads_ != 0)
+    throw std::invalid_argument(fmt::format("attention: {} key/value heads do not divide {} heads", kv_heads_, heads_));
+  const int64_t projected = (heads_ + 2 * kv_heads_) * head_dim_;
+  qkv = register_module("qkv", torch::nn::Linear(torch::nn::LinearOptions(model.width, projected).bias(model.bias)));
+  out = register_module("out", torch::nn::Linear(torch::nn::LinearOptions(heads_ * head_dim_, model.width).bias(model.bias)));
+  if (model.qk_norm) {
+    q_norm = register_module("q_norm", Norm(plan::NormKind::RmsNorm, head_dim_));
+    k_norm = register_module("k_norm", Norm(plan::NormKind::RmsNorm, head_dim_));
+  }
   if (null_slot_) null_value = register_parameter("null_value", torch::zeros({heads_, head_dim_}));
+}
+
+torch::Tensor AttentionImpl::headsOf(const torch::Tensor& projected) {
+  if (kv_heads_ == heads_ && !q_norm) return projected;
+  const int64_t H = heads_, G = kv_heads_, D = head_dim_;
+  auto lead = projected.sizes().vec();
+  lead.pop_back();
+  auto shaped = [&](const torch::Tensor& t, int64_t heads) {
+    auto sizes = lead;
+    sizes.push_back(heads);
+    sizes.push_back(D);
+    return t.reshape(sizes);
+  };
+  auto q = shaped(projected.narrow(-1, 0, H * D), H);
+  auto k = shaped(projected.narrow(-1, H * D, G * D), G);
+  auto v = shaped(projected.narrow(-1, (H + G) * D, G * D), G);
+  if (q_norm) {
+    q = q_norm->forward(q);
+    k = k_norm->forward(k);
+  }
+  if (G != H) {  // key/value head g serves query heads g * H/G .. (g + 1) * H/G - 1
+    k = k.repeat_interleave(H / G, -2);
+    v = v.repeat_interleave(H / G, -2);
+  }
+  return torch::cat({q.flatten(-2), k.flatten(-2), v.flatten(-2)}, -1);
 }
 
 torch::Tensor AttentionImpl::forward(const torch::Tensor& x, const AttentionInputs& in) {
   const bool packed = in.rows_in.defined();
   const int64_t B = packed ? in.batch : x.size(0), L = packed ? in.length : x.size(1), H = heads_, D = head_dim_;
-  auto projected = affine(qkv, x);
+  auto projected = headsOf(affine(qkv, x));
   static const std::vector<torch::Tensor> kNoParams;
   const auto& params = in.params ? *in.params : kNoParams;
   // The whole attention in one fused function where it applies (see

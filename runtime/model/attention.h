@@ -1,6 +1,8 @@
 // Explicit causal self-attention with the plan's positional components.
 //
-// q, k are rotated by the shared rotary tables, keys zeroed for sinks, scores
+// Queries and keys are optionally RMS-normalised per head (qk_norm); key and
+// value heads are shared by groups of query heads (kv_heads < heads); q, k
+// are rotated by the shared rotary tables, keys zeroed for sinks, scores
 // scaled by 1/sqrt(head_dim), score terms applied, the causal mask set, then
 // softmax or softmax1 (optionally with a null slot) weights the values. The
 // same code path serves the full forward pass and cached decoding, which is
@@ -16,6 +18,7 @@
 
 #include "compiler/plan/plan.h"
 #include "runtime/model/attention_core.h"
+#include "runtime/model/norm.h"
 #include "runtime/model/positional.h"
 
 namespace posc::model {
@@ -85,12 +88,20 @@ class AttentionImpl : public torch::nn::Module {
   // (R_out, width).
   torch::Tensor forward(const torch::Tensor& x, const AttentionInputs& in);
 
+  // qkv: width -> (heads + 2 kv_heads) x head_dim, queries then keys then
+  // values, head by head.
   torch::nn::Linear qkv{nullptr}, out{nullptr};
   torch::Tensor null_value;  // (H, head_dim), only with a null slot
+  Norm q_norm{nullptr}, k_norm{nullptr};  // RMSNorm over head_dim, only with qk_norm
 
  private:
+  // The projection as (rows, 3 x heads x head_dim), the layout both
+  // attention paths read: queries and keys normalised (qk_norm), and each
+  // key/value head repeated for the query heads of its group.
+  torch::Tensor headsOf(const torch::Tensor& projected);
+
   plan::AttentionPlan attention_;
-  int64_t heads_, head_dim_;
+  int64_t heads_, kv_heads_, head_dim_;
   plan::SoftmaxKind softmax_;
   bool null_slot_;
 };

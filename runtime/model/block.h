@@ -1,6 +1,6 @@
 // The pieces of one pre-norm transformer block: the norm (LayerNorm or
-// RMSNorm), the feed-forward block (GELU or ReGLU) and the block itself
-// (x + attn(norm(x)), then x + mlp(norm(x))).
+// RMSNorm), the feed-forward block (GELU, ReGLU or SwiGLU) and the block
+// itself (x + attn(norm(x)), then x + mlp(norm(x))).
 #pragma once
 
 #include <torch/nn/module.h>
@@ -10,30 +10,16 @@
 
 #include "compiler/plan/plan.h"
 #include "runtime/model/attention.h"
+#include "runtime/model/norm.h"
 
 namespace posc::model {
 
-// LayerNorm: (x - mean) / sqrt(var + eps) * weight + bias.
-// RMSNorm:   x * rsqrt(mean(x^2) + eps) * weight (no bias).
-// Both over the last dimension, eps = 1e-5; weight starts at 1, bias at 0.
-class NormImpl : public torch::nn::Module {
- public:
-  NormImpl(plan::NormKind kind, int64_t width);
-  torch::Tensor forward(const torch::Tensor& x);
-
-  torch::Tensor weight, bias;  // bias only for LayerNorm
-
- private:
-  plan::NormKind kind_;
-  int64_t width_;
-};
-TORCH_MODULE(Norm);
-
 // GELU: fc2(gelu(fc1(x))), fc1: width -> hidden.
-// ReGLU: fc1: width -> 2*hidden split into (a, b); fc2(relu(a) * b).
+// ReGLU / SwiGLU: fc1: width -> 2*hidden split into (a, b);
+// fc2(relu(a) * b) / fc2(silu(a) * b). `bias`: whether fc1 and fc2 have one.
 class MlpImpl : public torch::nn::Module {
  public:
-  MlpImpl(plan::MlpKind kind, int64_t width, int64_t hidden);
+  MlpImpl(plan::MlpKind kind, int64_t width, int64_t hidden, bool bias = true);
   torch::Tensor forward(const torch::Tensor& x);
 
   torch::nn::Linear fc1{nullptr}, fc2{nullptr};

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "runtime/model/block.h"
 #include "runtime/model/positional.h"
@@ -46,6 +47,45 @@ torch::Tensor sinusoidal(const torch::Tensor& value, int64_t width, torch::Scala
   auto arg = value.to(torch::kDouble).unsqueeze(-1) / div;  // (B, L, half)
   auto pe = torch::stack({arg.sin(), arg.cos()}, -1).flatten(-2).narrow(-1, 0, width);
   return pe.to(dtype);
+}
+
+// Initialisation (plan.h, InitKind). Gpt2: N(0, init_std) weights, zero
+// biases, residual output projections scaled by 1/sqrt(2 * layers). PyTorch:
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for every affine weight and bias, N(0,
+// 1) for embedding tables. Either way token embeddings are N(0,
+// embedding_std) where the plan sets it (tied: the output head too, being the
+// same matrix); norms start at gain 1 and bias 0 (their constructors).
+void initialise(ModelParts& st, const plan::ModelPlan& m) {
+  torch::NoGradGuard no_grad;
+  if (m.init == plan::InitKind::PyTorch) {
+    std::vector<torch::nn::Linear*> affine;
+    for (auto& b : st.blocks)
+      for (auto* lin : {&b->attn->qkv, &b->attn->out, &b->mlp->fc1, &b->mlp->fc2}) affine.push_back(lin);
+    if (st.head) affine.push_back(&st.head);
+    st.tok->weight.normal_(0.0, m.embedding_std.value_or(1.0));
+    for (auto& t : st.abs_tables)
+      if (t) t->weight.normal_(0.0, 1.0);
+    for (auto* lin : affine) {
+      const double bound = 1.0 / std::sqrt(static_cast<double>((*lin)->weight.size(1)));
+      (*lin)->weight.uniform_(-bound, bound);
+      if ((*lin)->bias.defined()) (*lin)->bias.uniform_(-bound, bound);
+    }
+    return;
+  }
+  const double std = m.init_std;
+  const double out_std = std / std::sqrt(2.0 * std::max(1, m.layers));
+  st.tok->weight.normal_(0.0, m.embedding_std.value_or(std));
+  for (auto& t : st.abs_tables)
+    if (t) t->weight.normal_(0.0, std);
+  for (auto& b : st.blocks) {
+    for (auto* lin : {&b->attn->qkv, &b->attn->out, &b->mlp->fc1, &b->mlp->fc2}) {
+      (*lin)->weight.normal_(0.0, std);
+      if ((*lin)->bias.defined()) (*lin)->bias.zero_();
+    }
+    b->attn->out->weight.normal_(0.0, out_std);
+    b->mlp->fc2->weight.normal_(0.0, out_std);
+  }
+  if (st.head) st.head->weight.normal_(0.0, std);
 }
 
 }  // namespace
@@ -90,32 +130,12 @@ GptImpl::GptImpl(const plan::ExperimentPlan& plan, int64_t vocab_size)
 
   for (int l = 0; l < m.layers; ++l)
     st.blocks.push_back(register_module("block" + std::to_string(l), Block(m, att)));
-  st.norm_f = register_module("norm_f", Norm(m.norm, m.width));
+  st.norm_f = register_module("norm_f", Norm(m.norm, m.width, m.bias));
   if (!m.tied_embeddings)
     st.head = register_module("lm_head", torch::nn::Linear(
                                              torch::nn::LinearOptions(m.width, vocab_size).bias(false)));
 
-  // Initialisation: N(0, init_std) weights (0.02 by default), zero biases,
-  // residual output projections scaled by 1/sqrt(2 * layers); token
-  // embeddings N(0, embedding_std) where the plan sets it (tied: the output
-  // head too, being the same matrix).
-  {
-    torch::NoGradGuard no_grad;
-    const double std = m.init_std;
-    const double out_std = std / std::sqrt(2.0 * std::max(1, m.layers));
-    st.tok->weight.normal_(0.0, m.embedding_std.value_or(std));
-    for (auto& t : st.abs_tables)
-      if (t) t->weight.normal_(0.0, std);
-    for (auto& b : st.blocks) {
-      for (auto* lin : {&b->attn->qkv, &b->attn->out, &b->mlp->fc1, &b->mlp->fc2}) {
-        (*lin)->weight.normal_(0.0, std);
-        if ((*lin)->bias.defined()) (*lin)->bias.zero_();
-      }
-      b->attn->out->weight.normal_(0.0, out_std);
-      b->mlp->fc2->weight.normal_(0.0, out_std);
-    }
-    if (st.head) st.head->weight.normal_(0.0, std);
-  }
+  initialise(st, m);
   if (m.precision == posc::plan::Precision::F64) this->to(torch::kDouble);
 }
 

@@ -50,12 +50,12 @@ int paddedAnswerTokens(const plan::TaskPlan& task, const Problem& p) {
 }
 
 int operandTokens(const plan::TaskPlan& task, const Problem& p, const Number& n) {
-  if (task.order == DigitOrder::Padded) return paddedOperandTokens(task, p);
+  if (plan::isPadded(task.order)) return paddedOperandTokens(task, p);
   return ceilDiv(n.length(), task.digits_per_token);
 }
 
 int answerTokens(const plan::TaskPlan& task, const Problem& p) {
-  if (task.order == DigitOrder::Padded) return paddedAnswerTokens(task, p);
+  if (plan::isPadded(task.order)) return paddedAnswerTokens(task, p);
   return ceilDiv(p.answer.length(), task.digits_per_token);
 }
 
@@ -91,14 +91,15 @@ class SequenceWriter {
     channel(Channel::Segment).push_back(0);  // addition has no statements
     s_.tokens.push_back(token);
   }
-  // `tokens` chunks of n: units first (reversed) or most significant first
-  // (padded); the column is always the chunk's place value, 1 for units.
+  // `tokens` chunks of n: units first (reversed, padded_reversed) or most
+  // significant first (padded); the column is always the chunk's place
+  // value, 1 for units.
   void pushNumber(const Number& n, int tokens, int row, int k, DigitOrder order) {
     if (n.length() > tokens * k)
       throw std::logic_error(fmt::format("tokenizer: {} does not fit in {} tokens of {} digits",
                                          n.toString(), tokens, k));
     for (int i = 0; i < tokens; ++i) {
-      const int chunk = order == DigitOrder::Reversed ? i : tokens - 1 - i;
+      const int chunk = plan::unitsFirst(order) ? i : tokens - 1 - i;
       push(chunkValue(n, k, chunk), chunk + 1, row, TokenKind::Digit);
     }
   }
@@ -152,13 +153,15 @@ Sequence Tokenizer::encodePrompt(const Problem& p) const {
 // the answer runs; at the <eos> position this still says i + 1 (the answer's
 // length is not known here), where encode() gives <eos> column 0. Padded
 // order: columns count down from the answer width and the <eos> position
-// (i = answer tokens) gets column 0, as in encode().
+// (i = answer tokens) gets column 0, as in encode(). Padded units first:
+// columns count up, and the <eos> position gets column 0.
 std::array<int64_t, plan::kChannelCount> Tokenizer::answerChannels(const Problem& p,
                                                                    int i) const {
   std::array<int64_t, plan::kChannelCount> c{};
   c[static_cast<int>(Channel::Position)] = promptLength(task_, p) + i;
   int64_t column = i + 1;
   if (task_.order == DigitOrder::Padded) column = std::max(0, paddedAnswerTokens(task_, p) - i);
+  if (task_.order == DigitOrder::PaddedReversed) column = i < paddedAnswerTokens(task_, p) ? i + 1 : 0;
   c[static_cast<int>(Channel::Column)] = column;
   c[static_cast<int>(Channel::Row)] = task_.operands;
   c[static_cast<int>(Channel::Kind)] = static_cast<int64_t>(TokenKind::Digit);
@@ -166,7 +169,7 @@ std::array<int64_t, plan::kChannelCount> Tokenizer::answerChannels(const Problem
 }
 
 int Tokenizer::maxAnswerTokens(const Problem& p) const {
-  if (task_.order == DigitOrder::Padded) return paddedAnswerTokens(task_, p) + 1;
+  if (plan::isPadded(task_.order)) return paddedAnswerTokens(task_, p) + 1;
   const int most_digits = longestOperand(p) + carryDigits(task_.operands);
   return ceilDiv(most_digits, task_.digits_per_token) + 1;
 }
@@ -185,7 +188,7 @@ bool Tokenizer::decodeAnswer(const std::vector<int64_t>& generated, Number& out)
   auto appendChunk = [&](int64_t value) {
     for (int t = 0; t < k; ++t, value /= 10) n.digits.push_back(static_cast<uint8_t>(value % 10));
   };
-  if (task_.order == DigitOrder::Reversed) {
+  if (plan::unitsFirst(task_.order)) {
     for (auto it = generated.begin(); it != eos; ++it) appendChunk(*it);
   } else {
     for (auto it = eos; it != generated.begin();) appendChunk(*--it);

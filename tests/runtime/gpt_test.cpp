@@ -358,6 +358,102 @@ TEST(Gpt, InitialisationStatistics) {
   EXPECT_EQ(params["norm_f.weight"].min().item<double>(), 1.0);
 }
 
+// Today's blocks on the whole feature set: 2 query heads on 1 key/value
+// head of dimension 6 (not 32 / 2), RMSNorm on queries and keys, SwiGLU, no
+// biases; the rotations and key zeroing moved onto the 3 pairs of a head.
+plan::ExperimentPlan todaysBlocksPlan() {
+  plan::ExperimentPlan p = fullPlan(plan::Precision::F64);
+  p.model.kv_heads = 1;
+  p.model.head_dim = 6;
+  p.model.mlp = plan::MlpKind::Swiglu;
+  p.model.qk_norm = true;
+  p.model.bias = false;
+  auto& r = p.attention.rotations;  // position, column, row
+  r[0].pair_begin = 0, r[0].pair_end = 1;
+  r[1].pair_begin = 1, r[1].pair_end = 2;
+  r[2].pair_begin = 2, r[2].pair_end = 3;
+  p.attention.key_zeroing[0].pair_begin = 1, p.attention.key_zeroing[0].pair_end = 2;
+  return p;
+}
+
+TEST(Gpt, TodaysBlocksDecodeAndFusedKernelsMatchForward) {
+  torch::manual_seed(3);
+  Gpt model(todaysBlocksPlan(), kVocab);
+  model->eval();
+  perturbScoreParams(model);
+  auto batch = sampleBatch();
+  torch::NoGradGuard g;
+  auto full = model->forward(batch.tokens, batch.channels);
+  EXPECT_LT((decodeIncrementally(model, batch, 5) - full).abs().max().item<double>(), 1e-12);
+  if (jit::available()) {
+    model->setScoreJit(true);
+    EXPECT_LT((model->forward(batch.tokens, batch.channels) - full).abs().max().item<double>(), 1e-12);
+  }
+}
+
+TEST(Gpt, GroupedQueryHeadsShareTheirKeysAndValues) {
+  // Both query heads read the one key/value head: their traced keys (before
+  // rotation) are equal, their queries not.
+  torch::manual_seed(4);
+  plan::ExperimentPlan p = todaysBlocksPlan();
+  p.model.init_std = 0.5;  // projections far above the norm's eps: rms(x / rms(x)) is 1 within 1e-4
+  Gpt model(p, kVocab);
+  auto batch = sampleBatch();
+  AttentionTrace trace;
+  torch::NoGradGuard g;
+  model->forward(batch.tokens, batch.channels, {}, &trace);
+  const torch::Tensor& k = trace.keys[0];  // (B, H, L, D)
+  const torch::Tensor& q = trace.queries[0];
+  ASSERT_EQ(k.size(1), 2);
+  ASSERT_EQ(k.size(3), 6);
+  EXPECT_TRUE(torch::equal(k.select(1, 0), k.select(1, 1)));
+  EXPECT_FALSE(torch::equal(q.select(1, 0), q.select(1, 1)));
+  // qk_norm: every query and key head has unit root-mean-square (gain 1).
+  auto rms = [](const torch::Tensor& t) { return t.pow(2).mean(-1).sqrt(); };
+  EXPECT_LT((rms(q) - 1).abs().max().item<double>(), 1e-4);
+  EXPECT_LT((rms(k) - 1).abs().max().item<double>(), 1e-4);
+}
+
+TEST(Gpt, ParameterCountOfTodaysBlocks) {
+  // 1 layer, width 4, 2 heads sharing 1 key/value head of 4, SwiGLU hidden 6,
+  // RMSNorm, qk_norm, no biases, tied, vocab 14 (AdderBoard's 228-parameter
+  // entry, whose vocabulary has 10 tokens: 228 + 4 x 4):
+  //   embedding 14 x 4 = 56; qkv 4 x (2 + 1 + 1) x 4 = 64; out 8 x 4 = 32;
+  //   q_norm, k_norm 4 + 4; norms 3 x 4; fc1 4 x 12 = 48; fc2 6 x 4 = 24.
+  auto p = tinyPlan(1, 4, 2);
+  p.model.kv_heads = 1;
+  p.model.head_dim = 4;
+  p.model.mlp = plan::MlpKind::Swiglu;
+  p.model.mlp_hidden = 6;
+  p.model.norm = plan::NormKind::RmsNorm;
+  p.model.qk_norm = true;
+  p.model.bias = false;
+  EXPECT_EQ(Gpt(p, kVocab)->parameterCount(), 56 + 64 + 32 + 8 + 12 + 48 + 24);
+  // LayerNorm without biases has gains only; with biases every affine layer
+  // and norm gets one.
+  p.model.norm = plan::NormKind::LayerNorm;
+  EXPECT_EQ(Gpt(p, kVocab)->parameterCount(), 244);
+  p.model.bias = true;
+  EXPECT_EQ(Gpt(p, kVocab)->parameterCount(), 244 + 3 * 4 + 16 + 4 + 12 + 4);
+}
+
+TEST(Gpt, PyTorchInitDrawsAtOneOverRootFanIn) {
+  torch::manual_seed(6);
+  auto p = tinyPlan(2, 256, 4);
+  p.model.init = plan::InitKind::PyTorch;
+  Gpt model(p, kVocab);
+  auto params = model->named_parameters();
+  // U(-b, b) has standard deviation b / sqrt(3), b = 1 / sqrt(fan_in).
+  const double b256 = 1 / std::sqrt(256.0), b1024 = 1 / std::sqrt(1024.0);
+  EXPECT_NEAR(params["block0.attn.qkv.weight"].std().item<double>(), b256 / std::sqrt(3.0), 0.002);
+  EXPECT_LE(params["block0.attn.qkv.weight"].abs().max().item<double>(), b256);
+  EXPECT_NEAR(params["block1.mlp.fc2.weight"].std().item<double>(), b1024 / std::sqrt(3.0), 0.001);
+  EXPECT_LE(params["block1.mlp.fc2.bias"].abs().max().item<double>(), b1024);
+  EXPECT_GT(params["block1.mlp.fc2.bias"].abs().max().item<double>(), b1024 / 2);
+  EXPECT_NEAR(params["tok_emb.weight"].std().item<double>(), 1.0, 0.15);
+  EXPECT_EQ(params["norm_f.weight"].min().item<double>(), 1.0);
+}
+
 // Timing of one forward+backward at batch 64 x 40 tokens, single thread.
 // Run with --gtest_also_run_disabled_tests --gtest_filter='*Speed*'.
 TEST(Gpt, DISABLED_ForwardBackwardSpeed) {

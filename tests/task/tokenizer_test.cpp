@@ -116,6 +116,24 @@ TEST(Tokenizer, PaddedOrderCountsColumnsDown) {
   EXPECT_EQ(channel(s, Channel::Kind), kinds);
 }
 
+TEST(Tokenizer, PaddedReversedWritesUnitsFirstAtTheFixedWidth) {
+  // 12345 + 678 = 13023 at width 6: operands of 6 digits and an answer of 7,
+  // units first; columns count up from 1 and <eos> has column 0.
+  const Tokenizer tok(makeTask(2, 1, DigitOrder::PaddedReversed, 1, 6));
+  const Problem p = problemOf({"12345", "678"});
+  const Sequence s = tok.encode(p);
+  EXPECT_EQ(tok.render(s), "5 4 3 2 1 0 + 8 7 6 0 0 0 = 3 2 0 3 1 0 0 <eos>");
+  EXPECT_EQ(s.prompt_length, 14);
+  EXPECT_EQ(channel(s, Channel::Column),
+            (V{1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 7, 0}));
+  EXPECT_EQ(tok.maxAnswerTokens(p), 8);
+  for (int i = 0; i <= 7; ++i)
+    EXPECT_EQ(tok.answerChannels(p, i)[static_cast<int>(Channel::Column)], i < 7 ? i + 1 : 0) << i;
+  Number decoded;
+  ASSERT_TRUE(tok.decodeAnswer(answerPart(s), decoded));
+  EXPECT_EQ(decoded.toString(), "13023");
+}
+
 TEST(Tokenizer, PaddedShortProblemsArePaddedToTheTrainingWidth) {
   const Tokenizer tok(makeTask(2, 1, DigitOrder::Padded, 1, 4));
   EXPECT_EQ(tok.render(tok.encode(problemOf({"5", "17"}))),
