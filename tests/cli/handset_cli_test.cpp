@@ -46,9 +46,21 @@ TEST(HandsetCli, ParamsCommand) {
   ASSERT_EQ(r.status, 0) << r.err;
   expectContains(r.out, "excluding identities       35");
   expectContains(r.out, "layer 1 query_bias");
-  Result trained = runPosc("params examples/quickstart.pos");
-  EXPECT_EQ(trained.status, 2);
-  expectContains(trained.err, "has no written weights");
+}
+
+// A trained model is counted from the model posc builds: the Qwen3-style
+// adder's 244 (gpt_test.cpp's ParameterCountOfTodaysBlocks adds them up by
+// hand), its tied embedding once; ALiBi's fixed slopes listed, not counted.
+TEST(HandsetCli, ParamsCountsATrainedModelTensorByTensor) {
+  Result r = runPosc("params examples/adder/trained_qwen3.pos");
+  ASSERT_EQ(r.status, 0) << r.err;
+  expectContains(r.out, "trained_qwen3: 244 unique trained parameters");
+  expectContains(r.out, "transformer.h.0.attn.c_attn.weight");
+  EXPECT_EQ(r.out.find("lm_head"), std::string::npos) << r.out;
+  Result alibi = runPosc("params examples/addition/alibi_position.pos --preset small");
+  ASSERT_EQ(alibi.status, 0) << alibi.err;
+  expectContains(alibi.out, "fixed (not counted):");
+  expectContains(alibi.out, "posc.score_params.alibi_slope");
 }
 
 TEST(HandsetCli, ExportOnnxWritesACheckedGraph) {

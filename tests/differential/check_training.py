@@ -43,24 +43,37 @@ SETTINGS = [
     "train.checkpoint_every=0",
 ]
 
-# name: (example, extra posc flags, reference's positional components)
+SMALL = ["--preset", "small"]
+# The blocks of today's small models (Qwen3's): RMSNorm, SwiGLU, two query
+# heads per key/value head, a head dimension of its own (8, not 64 / 4), RMSNorm
+# on queries and keys, no biases, an untied head.
+TODAYS_BLOCKS = ["--set", "model.norm=rmsnorm", "--set", "model.mlp=swiglu", "--set", "model.kv_heads=2", "--set",
+                 "model.head_dim=8", "--set", "model.qk_norm=true", "--set", "model.bias=false", "--set",
+                 "model.tied_embeddings=false"]
+
+# name: (example, posc flags, reference's positional components)
 CONFIGS = {
-    "nope": ("examples/addition/nope.pos", [], {}),
-    "rope_plain": ("examples/addition/rope_plain.pos", [], {"rope": "position"}),
-    "learned_absolute": ("examples/addition/learned_absolute.pos", [], {"learned_positions": 1024}),
-    "alibi_position": ("examples/addition/alibi_position.pos", [], {"alibi": True}),
-    "rope2d_decay_sink": ("examples/addition/rope2d_decay_sink_scratch.pos", [],
+    "nope": ("examples/addition/nope.pos", SMALL, {}),
+    "rope_plain": ("examples/addition/rope_plain.pos", SMALL, {"rope": "position"}),
+    "learned_absolute": ("examples/addition/learned_absolute.pos", SMALL, {"learned_positions": 1024}),
+    "alibi_position": ("examples/addition/alibi_position.pos", SMALL, {"alibi": True}),
+    "rope2d_decay_sink": ("examples/addition/rope2d_decay_sink_scratch.pos", SMALL,
                           {"rope": "2d", "decay": True, "sink": True}),
     # The same model through the tensor-op path instead of the fused kernels.
-    "rope2d_decay_sink_tensor_ops": ("examples/addition/rope2d_decay_sink_scratch.pos", ["--jit", "off"],
+    "rope2d_decay_sink_tensor_ops": ("examples/addition/rope2d_decay_sink_scratch.pos", SMALL + ["--jit", "off"],
                                      {"rope": "2d", "decay": True, "sink": True}),
+    "rope_plain_todays_blocks": ("examples/addition/rope_plain.pos", SMALL + TODAYS_BLOCKS, {"rope": "position"}),
+    # The trained adder: one layer of width 4, 2 query heads on 1 key/value
+    # head of dimension 4, RoPE base 3, zero-padded operands units first.
+    "adder_qwen3": ("examples/adder/trained_qwen3.pos", [], {"rope": "position", "rope_base": 3.0,
+                                                                     "padded_width": 10}),
 }
 
 
 def run_posc(posc, name, example, flags, scratch):
     out, dump = os.path.join(scratch, name, "run"), os.path.join(scratch, name, "dump")
     shutil.rmtree(os.path.join(scratch, name), ignore_errors=True)
-    cmd = [posc, "run", example, "--preset", "small", "--seed", "0", "--steps", str(STEPS), "--threads", "1",
+    cmd = [posc, "run", example, "--seed", "0", "--steps", str(STEPS), "--threads", "1",
            "--no-progress", "--out", out, "--dump-training", dump] + flags
     for s in SETTINGS:
         cmd += ["--set", s]
@@ -75,11 +88,15 @@ def run_posc(posc, name, example, flags, scratch):
 
 def reference_config(meta, weights, components):
     heads, width = int(meta["n_head"]), int(meta["n_embd"])
-    assert meta.get("tied_embeddings") == "true" and meta.get("norm") == "layernorm" and meta.get("mlp") == "gelu", meta
     cfg = ref.Config(layers=int(meta["n_layer"]), width=width, heads=heads, vocab=int(meta["vocab_size"]),
-                     rope=components.get("rope"), learned_positions=components.get("learned_positions", 0),
-                     sink=components.get("sink", False))
-    assert width // heads == int(meta["head_dim"]), meta
+                     rope=components.get("rope"), rope_base=components.get("rope_base", 10000.0),
+                     learned_positions=components.get("learned_positions", 0), sink=components.get("sink", False),
+                     kv_heads=int(meta["n_kv_head"]), head_dim=int(meta["head_dim"]), mlp=meta["mlp"],
+                     norm=meta["norm"], bias=meta["bias"] == "true", qk_norm=meta["qk_norm"] == "true",
+                     tied=meta["tied_embeddings"] == "true")
+    assert meta["mlp"] in ("gelu", "swiglu") and meta["norm"] in ("layernorm", "rmsnorm"), meta
+    # Every tensor the reference reads must be there, and no bias where there should be none.
+    assert cfg.bias == any(n.endswith(".bias") and ".attn." in n for n in weights), "biases differ from the metadata"
     if components.get("alibi"):
         slopes = torch.tensor(ref.alibi_slopes(heads), dtype=torch.float64)
         assert torch.equal(weights["posc.score_params.alibi_slope"].double(), slopes), "ALiBi slopes differ"
@@ -103,7 +120,7 @@ def check(posc, name, scratch):
     batches = []
     for step in range(1, STEPS + 1):
         b, _ = ref.read_safetensors(os.path.join(dump, f"step_{step}.safetensors"))
-        ref.check_additions(b["tokens"])
+        ref.check_additions(b["tokens"], components.get("padded_width", 0))
         mine = ref.channels_of(b["tokens"])
         assert torch.equal(b["channels"], mine), f"{name}: step {step}: posc's channels differ from the definitions"
         b["channels"] = mine

@@ -18,6 +18,13 @@ positional components as their papers define them:
   position-free sink the study's sink: separator keys lose their
                      column-rotated dimensions (set to zero after rotation)
 
+and today's blocks as their papers define them: RMSNorm (Zhang & Sennrich
+2019, eps 1e-5, a gain and no bias), SwiGLU (Shazeer 2020: down(silu(gate x)
+* up x)), grouped-query attention (Ainslie et al. 2023: query head h reads
+key/value head h // (H / G)), a head dimension of its own, RMSNorm on each
+query and key head before rotation (Qwen3), layers without biases, an untied
+output head, and RoPE with any base;
+
 and the addition task's channels (position, column, row, kind) computed from
 the tokens by their definitions. Training uses torch.optim.AdamW (weight decay
 on matrices only), torch.nn.utils.clip_grad_norm_, and a linear warm-up into
@@ -88,15 +95,20 @@ def channels_of(tokens):
     return out
 
 
-def check_additions(tokens):
-    """Every row of a batch is a correct sum, digits units first."""
+def check_additions(tokens, padded_width=0):
+    """Every row of a batch is a correct sum, digits units first: without
+    leading zeros, or (padded_width W) with operands of W digits and an
+    answer of W + 1."""
     for row in tokens.tolist():
         text = "".join("0123456789+=$_"[t] for t in row).split("$")[0]
         lhs, rhs = text.split("=")
         a, b = lhs.split("+")
         value = lambda digits: int(digits[::-1])
         assert value(a) + value(b) == value(rhs), f"not a sum: {text}"
-        assert len(rhs) == 1 or rhs[-1] != "0", f"leading zero: {text}"
+        if padded_width:
+            assert (len(a), len(b), len(rhs)) == (padded_width, padded_width, padded_width + 1), f"not padded: {text}"
+        else:
+            assert len(rhs) == 1 or rhs[-1] != "0", f"leading zero: {text}"
 
 
 def alibi_slopes(n):
@@ -112,14 +124,35 @@ def alibi_slopes(n):
 
 class Config:
     def __init__(self, layers, width, heads, vocab, rope=None, learned_positions=0, alibi=None, decay=None,
-                 sink=False):
+                 sink=False, kv_heads=None, head_dim=None, mlp="gelu", norm="layernorm", bias=True, qk_norm=False,
+                 tied=True, rope_base=10000.0):
         self.layers, self.width, self.heads, self.vocab = layers, width, heads, vocab
-        self.head_dim = width // heads
+        self.kv_heads = kv_heads or heads
+        self.head_dim = head_dim or width // heads
         self.rope = rope                    # None, "position" or "2d"
+        self.rope_base = rope_base
         self.learned_positions = learned_positions  # table size, 0 for none
         self.alibi = alibi                  # per-head slopes or None
         self.decay = decay                  # per-head rates or None
         self.sink = sink                    # zero the column half of separator keys
+        self.mlp, self.norm, self.bias, self.qk_norm, self.tied = mlp, norm, bias, qk_norm, tied
+
+
+def norm(cfg, x, w, name, size=None):
+    """LayerNorm (with or without bias) or RMSNorm over the last dimension, eps 1e-5."""
+    size = size or cfg.width
+    if cfg.norm == "rmsnorm":
+        return rms_norm(x, w[name + ".weight"])
+    return F.layer_norm(x, (size,), w[name + ".weight"], w.get(name + ".bias"), 1e-5)
+
+
+def rms_norm(x, gain):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * gain
+
+
+def affine(x, w, name):
+    y = x @ w[name + ".weight"].T
+    return y + w[name + ".bias"] if name + ".bias" in w else y
 
 
 def rope_angles(cfg, channels):
@@ -127,10 +160,10 @@ def rope_angles(cfg, channels):
     P = cfg.head_dim // 2
     position, column, row = channels[0].double(), channels[1].double(), channels[2].double()
     if cfg.rope == "position":
-        ladder = torch.tensor([10000.0 ** (-i / P) for i in range(P)], dtype=torch.float64)
+        ladder = torch.tensor([cfg.rope_base ** (-i / P) for i in range(P)], dtype=torch.float64)
         return position[..., None] * ladder
     half = P // 2
-    ladder = torch.tensor([10000.0 ** (-i / half) for i in range(half)], dtype=torch.float64)
+    ladder = torch.tensor([cfg.rope_base ** (-i / half) for i in range(half)], dtype=torch.float64)
     return torch.cat([row[..., None] * ladder, column[..., None] * ladder], dim=-1)
 
 
@@ -145,7 +178,7 @@ def rotate(x, angles):
 def forward(cfg, w, tokens, channels):
     """Logits (B, L, V) of the reference model with weights `w` (GPT names)."""
     B, L = tokens.shape
-    H, D = cfg.heads, cfg.head_dim
+    H, G, D = cfg.heads, cfg.kv_heads, cfg.head_dim
     x = w["transformer.wte.weight"][tokens]
     if cfg.learned_positions:
         x = x + w["transformer.wpe.weight"][channels[0].clamp(0, cfg.learned_positions - 1)]
@@ -155,9 +188,16 @@ def forward(cfg, w, tokens, channels):
     causal = torch.ones(L, L, dtype=torch.bool).tril()
     for l in range(cfg.layers):
         p = f"transformer.h.{l}."
-        h = F.layer_norm(x, (cfg.width,), w[p + "ln_1.weight"], w[p + "ln_1.bias"], 1e-5)
-        qkv = h @ w[p + "attn.c_attn.weight"].T + w[p + "attn.c_attn.bias"]
-        q, k, v = qkv.reshape(B, L, 3, H, D).permute(2, 0, 3, 1, 4)
+        h = norm(cfg, x, w, p + "ln_1")
+        qkv = affine(h, w, p + "attn.c_attn")
+        q = qkv[..., :H * D].reshape(B, L, H, D).transpose(1, 2)
+        k = qkv[..., H * D:(H + G) * D].reshape(B, L, G, D).transpose(1, 2)
+        v = qkv[..., (H + G) * D:].reshape(B, L, G, D).transpose(1, 2)
+        if cfg.qk_norm:
+            q, k = rms_norm(q, w[p + "attn.q_norm.weight"]), rms_norm(k, w[p + "attn.k_norm.weight"])
+        # Grouped-query attention: query head h reads key/value head h // (H / G).
+        group = torch.arange(H) // (H // G)
+        k, v = k[:, group], v[:, group]
         if angles is not None:
             q, k = rotate(q, angles), rotate(k, angles)
         if cfg.sink:
@@ -175,12 +215,16 @@ def forward(cfg, w, tokens, channels):
         s = s.masked_fill(~causal, float("-inf"))
         y = torch.softmax(s, dim=-1) @ v
         y = y.transpose(1, 2).reshape(B, L, H * D)
-        x = x + y @ w[p + "attn.c_proj.weight"].T + w[p + "attn.c_proj.bias"]
-        h = F.layer_norm(x, (cfg.width,), w[p + "ln_2.weight"], w[p + "ln_2.bias"], 1e-5)
-        h = F.gelu(h @ w[p + "mlp.c_fc.weight"].T + w[p + "mlp.c_fc.bias"])
-        x = x + h @ w[p + "mlp.c_proj.weight"].T + w[p + "mlp.c_proj.bias"]
-    x = F.layer_norm(x, (cfg.width,), w["transformer.ln_f.weight"], w["transformer.ln_f.bias"], 1e-5)
-    return x @ w["transformer.wte.weight"].T
+        x = x + affine(y, w, p + "attn.c_proj")
+        h = affine(norm(cfg, x, w, p + "ln_2"), w, p + "mlp.c_fc")
+        if cfg.mlp == "swiglu":
+            gate, up = h.chunk(2, dim=-1)
+            h = F.silu(gate) * up
+        else:
+            h = F.gelu(h)
+        x = x + affine(h, w, p + "mlp.c_proj")
+    x = norm(cfg, x, w, "transformer.ln_f")
+    return x @ (w["transformer.wte.weight"] if cfg.tied else w["lm_head.weight"]).T
 
 
 def loss_of(logits, targets, mask):
