@@ -2,7 +2,9 @@
 #include "runtime/study/executor.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include <map>
 #include <thread>
 
+#include "runtime/study/stop_signals.h"
 #include "runtime/train/run_experiment.h"
 
 namespace posc::study {
@@ -22,8 +25,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Starts `command` with stdout and stderr appended to `log`; returns the pid,
-// or -1 with `error` set.
-pid_t spawn(const std::vector<std::string>& command, const std::filesystem::path& log, std::string& error) {
+// or -1 with `error` set. With `own_group` the process leads a process group
+// of its own. Either way the kernel sends it SIGTERM should the study die
+// first, so a killed study leaves no run going on its own.
+pid_t spawn(const std::vector<std::string>& command, const std::filesystem::path& log, bool own_group,
+            std::string& error) {
   std::error_code ec;
   std::filesystem::create_directories(log.parent_path(), ec);
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -34,8 +40,21 @@ pid_t spawn(const std::vector<std::string>& command, const std::filesystem::path
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  // A stop request between fork and exec must reach the run, not the
+  // study's handlers copied into the child: they are blocked across the
+  // fork, and the child sets them back to the defaults before unblocking.
+  sigset_t stop, before;
+  sigemptyset(&stop);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) sigaddset(&stop, s);
+  ::pthread_sigmask(SIG_BLOCK, &stop, &before);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD}) ::signal(s, SIG_DFL);
+    if (own_group) ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(128 + SIGTERM);  // the study died before prctl
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     ::dup2(fd, STDOUT_FILENO);
     ::dup2(fd, STDERR_FILENO);
     const int null = ::open("/dev/null", O_RDONLY);
@@ -45,6 +64,8 @@ pid_t spawn(const std::vector<std::string>& command, const std::filesystem::path
     (void)!::write(STDERR_FILENO, msg.data(), msg.size());
     ::_exit(127);
   }
+  if (pid > 0 && own_group) ::setpgid(pid, pid);  // as the child does: no window for kill(-pid)
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   ::close(fd);
   if (pid < 0) error = fmt::format("fork: {}", std::strerror(errno));
   return pid;
@@ -57,7 +78,7 @@ std::string duration(double s) {
 
 }  // namespace
 
-std::vector<JobOutcome> executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& options) {
+Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& options) {
   const size_t n = jobs.size();
   const int slots = options.slots > 0 ? options.slots : runtime::availableCores();
   auto log = [&](const std::string& line) {
@@ -70,6 +91,9 @@ std::vector<JobOutcome> executeLocally(const std::vector<Job>& jobs, const Execu
   std::map<pid_t, size_t> running;
   std::vector<Clock::time_point> started(n);
   size_t finished = 0;
+  const StopSignals signals;
+  int passed_on = 0;  // stop requests looked at so far
+  int stopped_by = 0;
 
   auto finish = [&](size_t i, JobOutcome o) {
     outcome[i] = std::move(o);
@@ -81,7 +105,69 @@ std::vector<JobOutcome> executeLocally(const std::vector<Job>& jobs, const Execu
            (outcome[i].kind == JobOutcome::Kind::Ran || outcome[i].kind == JobOutcome::Kind::Skipped);
   };
 
+  // Every stop request since the last look, passed on to the runs: the first
+  // stops them at their next step boundary, a second at once. SIGHUP (the
+  // terminal went away) is passed on as SIGTERM, which posc run handles. A
+  // request within a second of the one before is that one delivered twice
+  // (`timeout` signals the study, then its process group), not a second.
+  Clock::time_point last_passed_on;
+  auto passOnStopRequests = [&] {
+    while (passed_on < signals.requests()) {
+      const bool repeated = passed_on > 0 && Clock::now() - last_passed_on < std::chrono::seconds(1);
+      ++passed_on;
+      stopped_by = signals.lastRequest();
+      if (repeated) continue;
+      last_passed_on = Clock::now();
+      const int signal = stopped_by == SIGHUP ? SIGTERM : stopped_by;
+      if (options.forward_signals)
+        for (const auto& [pid, i] : running) ::kill(-pid, signal);
+      if (passed_on == 1)
+        log(fmt::format("study: stopped by {}; starting nothing more and waiting for {} running run(s) to stop at "
+                        "a resume point",
+                        stopSignalName(stopped_by), running.size()));
+      else
+        log(fmt::format("study: {} again; the runs stop now, at their last resume point", stopSignalName(stopped_by)));
+    }
+  };
+
+  // A run's process has ended with `status`: record it.
+  auto settle = [&](size_t i, int status) {
+    const double wall = std::chrono::duration<double>(Clock::now() - started[i]).count();
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    // A document run that missed a release criterion still finished: its
+    // results are written, and the study compares them.
+    const bool finished_run = code == 0 || code == runtime::kUnmetRequirement;
+    // posc run exits 130 or 143 when SIGINT or SIGTERM stopped it at a
+    // resume point (and dies of the signal when a second one came).
+    const bool interrupted = !finished_run && (code == 128 + SIGINT || code == 128 + SIGTERM);
+    const JobRecord rec{finished_run, code, wall, jobs[i].plan_hash, interrupted};
+    std::string record_error;
+    try {
+      writeJobRecord(jobs[i], rec);
+    } catch (const std::exception& e) {
+      record_error = e.what();
+    }
+    if (finished_run && record_error.empty()) {
+      ran[i] = true;
+      finish(i, {JobOutcome::Kind::Ran, code, wall, ""});
+      log(fmt::format("[{}/{}] done     {} in {}{}", finished, n, jobs[i].label(), duration(wall),
+                      code == 0 ? "" : " (a release criterion was not met)"));
+    } else if (interrupted && record_error.empty()) {
+      finish(i, {JobOutcome::Kind::Interrupted, code, wall, ""});
+      log(fmt::format("[{}/{}] stopped  {} after {} by {}; the next call continues it", finished, n,
+                      jobs[i].label(), duration(wall), stopSignalName(code - 128)));
+    } else {
+      const std::string why = !record_error.empty() ? record_error
+                              : WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
+                                                    : fmt::format("exit {}", code);
+      finish(i, {JobOutcome::Kind::Failed, code, wall, why});
+      log(fmt::format("[{}/{}] FAILED   {} after {}: {} (see {})", finished, n, jobs[i].label(), duration(wall), why,
+                      (jobs[i].out_dir / "run.log").string()));
+    }
+  };
+
   while (finished < n) {
+    passOnStopRequests();
     // Settle every waiting job whose source has settled; start what fits.
     bool progressed = true;
     while (progressed) {
@@ -89,6 +175,11 @@ std::vector<JobOutcome> executeLocally(const std::vector<Job>& jobs, const Execu
       for (size_t i = 0; i < n; ++i) {
         if (state[i] != S::Waiting) continue;
         const Job& job = jobs[i];
+        if (stopped_by) {
+          finish(i, {JobOutcome::Kind::NotRun, 0, 0, fmt::format("the study was stopped by {} first",
+                                                                   stopSignalName(stopped_by))});
+          continue;
+        }
         if (job.after) {
           const size_t src = *job.after;
           if (state[src] != S::Finished) continue;
@@ -101,7 +192,8 @@ std::vector<JobOutcome> executeLocally(const std::vector<Job>& jobs, const Execu
           }
         }
         const bool source_rerun = job.after && ran[*job.after];
-        if (!options.force && !source_rerun && jobState(job) == JobState::Done) {
+        const JobState before = jobState(job);
+        if (!options.force && !source_rerun && before == JobState::Done) {
           const auto rec = readJobRecord(job.out_dir);
           finish(i, {JobOutcome::Kind::Skipped, 0, rec ? rec->wall_s : 0, "finished earlier with the same plan"});
           log(fmt::format("[{}/{}] skipped  {}: finished earlier with the same plan", finished, n, job.label()));
@@ -111,12 +203,13 @@ std::vector<JobOutcome> executeLocally(const std::vector<Job>& jobs, const Execu
         if (static_cast<int>(running.size()) >= slots) continue;
         std::error_code ec;
         std::filesystem::remove(job.out_dir / "job.json", ec);  // running: no longer finished
-        // An unfinished run of the same plan is continued by posc run itself;
-        // a changed plan, a forced run or a re-trained warm-start source starts over.
+        // An unfinished run of the same plan (interrupted, failed, killed) is
+        // continued by posc run itself; a changed plan, a forced run or a
+        // re-trained warm-start source starts over.
         std::vector<std::string> command = job.command;
-        if (options.force || source_rerun || jobState(job) == JobState::Stale) command.push_back("--fresh");
+        if (options.force || source_rerun || before == JobState::Stale) command.push_back("--fresh");
         std::string error;
-        const pid_t pid = spawn(command, job.out_dir / "run.log", error);
+        const pid_t pid = spawn(command, job.out_dir / "run.log", options.forward_signals, error);
         if (pid < 0) {
           finish(i, {JobOutcome::Kind::Failed, 127, 0, error});
           log(fmt::format("[{}/{}] FAILED   {}: {}", finished, n, job.label(), error));
@@ -126,49 +219,37 @@ std::vector<JobOutcome> executeLocally(const std::vector<Job>& jobs, const Execu
         state[i] = S::Running;
         started[i] = Clock::now();
         running[pid] = i;
-        log(fmt::format("[{}/{}] started  {} (log: {})", finished, n, job.label(), (job.out_dir / "run.log").string()));
+        log(fmt::format("[{}/{}] {}{} (log: {})", finished, n,
+                        before == JobState::Interrupted ? "continued " : "started  ", job.label(),
+                        (job.out_dir / "run.log").string()));
         progressed = true;
       }
     }
     if (running.empty()) break;  // nothing left can start
 
-    int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(fmt::format("waitpid: {}", std::strerror(errno)));
+    // Reap the runs that have ended; with none, sleep until a run ends or a
+    // stop is asked (the pipe of StopSignals: no signal is missed between
+    // this look and the wait). The timeout only bounds a surprise.
+    bool reaped = false;
+    for (auto it = running.begin(); it != running.end();) {
+      int status = 0;
+      const pid_t r = ::waitpid(it->first, &status, WNOHANG);
+      if (r == 0 || (r < 0 && errno == EINTR)) {
+        ++it;
+        continue;
+      }
+      if (r < 0) throw std::runtime_error(fmt::format("waitpid: {}", std::strerror(errno)));
+      const size_t i = it->second;
+      it = running.erase(it);
+      settle(i, status);
+      reaped = true;
     }
-    auto it = running.find(pid);
-    if (it == running.end()) continue;  // not one of ours
-    const size_t i = it->second;
-    running.erase(it);
-    const double wall = std::chrono::duration<double>(Clock::now() - started[i]).count();
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    // A document run that missed a release criterion still finished: its
-    // results are written, and the study compares them.
-    const bool finished_run = code == 0 || code == runtime::kUnmetRequirement;
-    JobRecord rec{finished_run, code, wall, jobs[i].plan_hash};
-    std::string record_error;
-    try {
-      writeJobRecord(jobs[i], rec);
-    } catch (const std::exception& e) {
-      record_error = e.what();
-    }
-    if (finished_run && record_error.empty()) {
-      ran[i] = true;
-      finish(i, {JobOutcome::Kind::Ran, code, wall, ""});
-      log(fmt::format("[{}/{}] done     {} in {}{}", finished, n, jobs[i].label(), duration(wall),
-                      code == 0 ? "" : " (a release criterion was not met)"));
-    } else {
-      const std::string why = !record_error.empty() ? record_error
-                              : WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
-                                                    : fmt::format("exit {}", code);
-      finish(i, {JobOutcome::Kind::Failed, code, wall, why});
-      log(fmt::format("[{}/{}] FAILED   {} after {}: {} (see {})", finished, n, jobs[i].label(), duration(wall), why,
-                      (jobs[i].out_dir / "run.log").string()));
-    }
+    if (!reaped) signals.waitForSignal(1000);
   }
-  return outcome;
+  // A request that came as the last run ended has nothing left to stop, but
+  // the caller still stops rather than go on (it writes no comparison page).
+  if (signals.requests() > passed_on) stopped_by = signals.lastRequest();
+  return {std::move(outcome), stopped_by};
 }
 
 }  // namespace posc::study

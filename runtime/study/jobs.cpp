@@ -276,6 +276,7 @@ std::vector<Job> orderByWarmStart(std::vector<Job> jobs) {
 
 // ---------------------------------------------------------------------------
 // job.json: {"experiment":"x","seed":0,"plan_hash":"...","status":"done","exit":0,"wall_s":12.3}
+// (status: done, interrupted or failed)
 
 void writeJobRecord(const Job& job, const JobRecord& r) {
   fs::create_directories(job.out_dir);
@@ -283,8 +284,8 @@ void writeJobRecord(const Job& job, const JobRecord& r) {
       job.out_dir / "job.json",
       fmt::format(R"({{"experiment":"{}","preset":"{}","seed":{},"plan_hash":"{}","status":"{}","exit":{},"wall_s":{:.1f}}})"
                   "\n",
-                  job.experiment, job.preset, job.seed, r.plan_hash, r.done ? "done" : "failed", r.exit_code,
-                  r.wall_s));
+                  job.experiment, job.preset, job.seed, r.plan_hash,
+                  r.done ? "done" : r.interrupted ? "interrupted" : "failed", r.exit_code, r.wall_s));
 }
 
 std::optional<JobRecord> readJobRecord(const fs::path& out_dir) {
@@ -305,6 +306,7 @@ std::optional<JobRecord> readJobRecord(const fs::path& out_dir) {
   JobRecord r;
   r.plan_hash = *hash;
   r.done = *status == "done";
+  r.interrupted = *status == "interrupted";
   r.exit_code = exit ? std::atoi(exit->c_str()) : 0;
   r.wall_s = wall ? std::atof(wall->c_str()) : 0;
   return r;
@@ -314,7 +316,7 @@ JobState jobState(const Job& job) {
   const std::optional<JobRecord> r = readJobRecord(job.out_dir);
   if (!r) return JobState::Pending;
   if (r->plan_hash != job.plan_hash) return JobState::Stale;
-  return r->done ? JobState::Done : JobState::Failed;
+  return r->done ? JobState::Done : r->interrupted ? JobState::Interrupted : JobState::Failed;
 }
 
 const char* describe(JobState state) {
@@ -323,6 +325,7 @@ const char* describe(JobState state) {
     case JobState::Done: return "done";
     case JobState::Stale: return "stale (plan changed)";
     case JobState::Failed: return "failed";
+    case JobState::Interrupted: return "interrupted";
   }
   return "?";
 }

@@ -125,6 +125,9 @@ enum class JobState {
   Done,     // finished with this plan hash
   Stale,    // finished, but with another plan (it will run again)
   Failed,   // the last attempt failed
+  // The last attempt was stopped by SIGINT or SIGTERM (its own or the
+  // study's) at a resume point: the next call continues it from there.
+  Interrupted,
 };
 JobState jobState(const Job& job);
 const char* describe(JobState state);
@@ -135,6 +138,7 @@ struct JobRecord {
   int exit_code = 0;
   double wall_s = 0;
   std::string plan_hash;
+  bool interrupted = false;  // not done: stopped by SIGINT/SIGTERM, to be continued
 };
 void writeJobRecord(const Job& job, const JobRecord& record);
 std::optional<JobRecord> readJobRecord(const std::filesystem::path& out_dir);

@@ -27,6 +27,8 @@ namespace fs = std::filesystem;
 using posc::testing::readFile;
 using posc::testing::runPoscLogged;
 using posc::testing::sh;
+using posc::testing::spawnPosc;
+using posc::testing::waitFor;
 
 namespace {
 
@@ -58,27 +60,6 @@ int runWithFault(const std::string& fault, const fs::path& out, const fs::path& 
             "' 2>&1");
 }
 
-// Starts `posc ARGS` in the source folder; its pid (exec replaces the shell).
-pid_t spawnPosc(const std::string& args, const fs::path& log) {
-  const std::string cmd = "exec '" POSC_BINARY "' " + args + " >'" + log.string() + "' 2>&1";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (::chdir(POSC_SOURCE_DIR) != 0) ::_exit(127);
-    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  return pid;
-}
-
-// Waits until `predicate` holds (polling), at most `seconds`.
-bool waitFor(const std::function<bool()>& predicate, double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return predicate();
-}
 
 class Resume : public ::testing::Test {
  protected:

@@ -3,10 +3,14 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include "tests/common/files.h"
 
@@ -42,6 +46,30 @@ inline int sh(const std::string& cmd) {
 // Runs `posc ARGS` from the source folder with stdout and stderr together in `log`.
 inline int runPoscLogged(const std::string& args, const std::filesystem::path& log) {
   return sh("cd '" POSC_SOURCE_DIR "' && '" POSC_BINARY "' " + args + " >'" + log.string() + "' 2>&1");
+}
+
+// Starts `posc ARGS` in the source folder with stdout and stderr together in
+// `log`, without waiting; its pid (exec replaces the shell), for tests that
+// signal a running posc.
+inline pid_t spawnPosc(const std::string& args, const std::filesystem::path& log) {
+  const std::string cmd = "exec '" POSC_BINARY "' " + args + " >'" + log.string() + "' 2>&1";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(POSC_SOURCE_DIR) != 0) ::_exit(127);
+    ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// Waits until `predicate` holds (polling every 20 ms), at most `seconds`.
+inline bool waitFor(const std::function<bool()>& predicate, double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (predicate()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return predicate();
 }
 
 }  // namespace posc::testing

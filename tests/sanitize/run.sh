@@ -17,8 +17,8 @@
 # sanitizers, and its code paths are the steps the other tests take a few
 # times);
 # BlasSanity.KernelsPoscChooses, the ONNX export checks, the data-parallel
-# check, the Slurm sweep and the differential test (they run the posc program,
-# not built here).
+# check, the Slurm sweep, the differential test and the two studies stopped by
+# a signal (StudyStop.*PoscStudy*) (they run the posc program, not built here).
 # Leak detection is off: LibTorch's global state (allocators, the dispatcher's
 # tables) is never freed and would be reported.
 set -euo pipefail
@@ -32,5 +32,5 @@ cmake --build "$build" --target "${targets[@]}"
 
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-slow='TrainEndToEnd\.|BlasSanity\.KernelsPoscChooses|HandsetOnnx\.|DataParallel\.|Slurm\.|DifferentialTraining\.'
+slow='TrainEndToEnd\.|BlasSanity\.KernelsPoscChooses|HandsetOnnx\.|DataParallel\.|Slurm\.|DifferentialTraining\.|StudyStop\..*PoscStudy'
 ctest --test-dir "$build" -j2 --output-on-failure -E "_NOT_BUILT|${slow}"

@@ -51,7 +51,7 @@ TEST(StudyExecutor, RunsInWarmStartOrderAndKeepsResultsWhenOneJobFails) {
   ExecuteOptions o;
   o.slots = 2;
   o.log = [&](const std::string& l) { lines.push_back(l); };
-  const auto out = executeLocally(f.jobs, o);
+  const auto out = executeLocally(f.jobs, o).jobs;
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0].kind, Kind::Ran);
   EXPECT_EQ(out[1].kind, Kind::Failed);
@@ -85,7 +85,7 @@ TEST(StudyExecutor, AnUnmetReleaseCriterionStillFinishesTheJob) {
   ExecuteOptions o;
   o.slots = 2;
   o.log = [&](const std::string& l) { lines.push_back(l); };
-  const auto out = executeLocally(f.jobs, o);
+  const auto out = executeLocally(f.jobs, o).jobs;
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[1].kind, Kind::Ran);
   EXPECT_EQ(out[1].exit_code, 3);
@@ -105,25 +105,25 @@ TEST(StudyExecutor, FinishedJobsAreSkippedUnlessForcedOrTheirPlanChanged) {
   f.jobs[1].command = {"/bin/sh", "-c", "echo b ran"};  // nothing fails this time
   ExecuteOptions o;
   o.slots = 2;
-  auto first = executeLocally(f.jobs, o);
+  auto first = executeLocally(f.jobs, o).jobs;
   for (const auto& r : first) EXPECT_EQ(r.kind, Kind::Ran);
 
   // Every job is done with the same plan: nothing runs.
   fs::remove(f.root / "aa" / "marker");
-  auto second = executeLocally(f.jobs, o);
+  auto second = executeLocally(f.jobs, o).jobs;
   for (const auto& r : second) EXPECT_EQ(r.kind, Kind::Skipped);
   EXPECT_FALSE(fs::exists(f.root / "aa" / "marker"));
 
   // A changed plan re-runs that job and the job that starts from it, not the others.
   f.jobs[0].plan_hash = "ffffffffffffffff";
-  auto third = executeLocally(f.jobs, o);
+  auto third = executeLocally(f.jobs, o).jobs;
   EXPECT_EQ(third[0].kind, Kind::Ran);
   EXPECT_EQ(third[1].kind, Kind::Skipped);
   EXPECT_EQ(third[2].kind, Kind::Skipped);
   EXPECT_EQ(third[3].kind, Kind::Ran);
 
   o.force = true;
-  auto forced = executeLocally(f.jobs, o);
+  auto forced = executeLocally(f.jobs, o).jobs;
   for (const auto& r : forced) EXPECT_EQ(r.kind, Kind::Ran);
 }
 
@@ -132,7 +132,7 @@ TEST(StudyExecutor, AProgramThatCannotStartIsAFailedJob) {
   fs::remove_all(root);
   Job j = shellJob(root, "xx", "");
   j.command = {"/nonexistent/posc"};
-  const auto out = executeLocally({j}, {});
+  const auto out = executeLocally({j}, {}).jobs;
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, Kind::Failed);
   EXPECT_EQ(out[0].exit_code, 127);

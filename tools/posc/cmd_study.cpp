@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -19,6 +20,7 @@
 #include "runtime/study/executor.h"
 #include "runtime/study/jobs.h"
 #include "runtime/study/slurm.h"
+#include "runtime/study/stop_signals.h"
 #include "tools/posc/cli.h"
 
 namespace posc::cli {
@@ -41,6 +43,13 @@ starts after that run of the same seed has finished. A run whose job.json
 says it finished with the same plan (settings, seed, the run it starts from)
 is skipped, so the same command continues an interrupted study. A failed run
 is reported and only the runs that start from it are left out.
+
+Ctrl-C or SIGTERM stops the study: it starts nothing more, passes the signal
+on to its runs (each stops at its next step boundary with a resume point),
+waits for them, records each one in its job.json (done, interrupted, failed)
+and exits (130 or 143). The same command then skips the finished runs and
+continues the others from their resume points. A second signal stops the
+runs at once, at their last resume point.
 
 A sweep: `--set KEY=A,B` (values split at top-level commas) runs every
 experiment x seed once per value; several such settings give every
@@ -260,8 +269,14 @@ int runStudy(const std::vector<std::string>& args) {
     eo.slots = 1;
     eo.force = force;
     eo.log = log;
-    const study::JobOutcome outcome = study::executeLocally({job}, eo).front();
-    if (outcome.kind == study::JobOutcome::Kind::Failed) return outcome.exit_code == 0 ? 1 : outcome.exit_code;
+    // Slurm signals every process of a cancelled or timed-out task itself:
+    // passed on as well, the run would see two signals and stop at once.
+    eo.forward_signals = std::getenv("SLURM_JOB_ID") == nullptr;
+    const study::Execution execution = study::executeLocally({job}, eo);
+    const study::JobOutcome& outcome = execution.jobs.front();
+    if (execution.stopped_by) return 128 + execution.stopped_by;
+    if (outcome.kind == study::JobOutcome::Kind::Failed || outcome.kind == study::JobOutcome::Kind::Interrupted)
+      return outcome.exit_code == 0 ? 1 : outcome.exit_code;
     return 0;
   }
 
@@ -343,20 +358,33 @@ int runStudy(const std::vector<std::string>& args) {
   eo.slots = slots;
   eo.force = force;
   eo.log = log;
-  const std::vector<study::JobOutcome> outcomes = study::executeLocally(jobs, eo);
+  const study::Execution execution = study::executeLocally(jobs, eo);
+  const std::vector<study::JobOutcome>& outcomes = execution.jobs;
 
-  int failed = 0, not_run = 0;
+  int failed = 0, not_run = 0, interrupted = 0, done = 0;
   std::vector<bool> has_results(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
     const auto kind = outcomes[i].kind;
     if (kind == study::JobOutcome::Kind::Failed) ++failed;
     if (kind == study::JobOutcome::Kind::NotRun) ++not_run;
+    if (kind == study::JobOutcome::Kind::Interrupted) ++interrupted;
     has_results[i] = kind == study::JobOutcome::Kind::Ran || kind == study::JobOutcome::Kind::Skipped;
+    done += has_results[i];
+  }
+  // Stopped: every run it started has ended and is recorded; the same
+  // command skips the finished ones and continues the others.
+  if (execution.stopped_by) {
+    std::fprintf(stderr,
+                 "posc: study stopped by %s: %d of %zu runs finished, %d interrupted at a resume point, %d failed, "
+                 "%d not started\ncontinue with: posc study %s\n",
+                 study::stopSignalName(execution.stopped_by), done, jobs.size(), interrupted, failed, not_run,
+                 joinCommand(args).c_str());
+    return 128 + execution.stopped_by;
   }
   if (writeComparisonPage(jobs, has_results, request.out) != 0) return 1;
-  if (failed || not_run) {
-    std::fprintf(stderr, "posc: %d of %zu runs failed, %d not run (their warm start failed)\n", failed, jobs.size(),
-                 not_run);
+  if (failed || not_run || interrupted) {
+    std::fprintf(stderr, "posc: %d of %zu runs failed, %d interrupted (the same command continues them), %d not run "
+                 "(their warm start did not finish)\n", failed, jobs.size(), interrupted, not_run);
     return 1;
   }
   return 0;
