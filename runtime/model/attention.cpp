@@ -72,17 +72,9 @@ AttentionImpl::AttentionImpl(const plan::ModelPlan& model, const plan::Attention
 torch::Tensor AttentionImpl::headsOf(const torch::Tensor& projected) {
   if (kv_heads_ == heads_ && !q_norm) return projected;
   const int64_t H = heads_, G = kv_heads_, D = head_dim_;
-  auto lead = projected.sizes().vec();
-  lead.pop_back();
-  auto shaped = [&](const torch::Tensor& t, int64_t heads) {
-    auto sizes = lead;
-    sizes.push_back(heads);
-    sizes.push_back(D);
-    return t.reshape(sizes);
-  };
-  auto q = shaped(projected.narrow(-1, 0, H * D), H);
-  auto k = shaped(projected.narrow(-1, H * D, G * D), G);
-  auto v = shaped(projected.narrow(-1, (H + G) * D, G * D), G);
+  auto q = projected.narrow(-1, 0, H * D).unflatten(-1, {H, D});
+  auto k = projected.narrow(-1, H * D, G * D).unflatten(-1, {G, D});
+  auto v = projected.narrow(-1, (H + G) * D, G * D).unflatten(-1, {G, D});
   if (q_norm) {
     q = q_norm->forward(q);
     k = k_norm->forward(k);

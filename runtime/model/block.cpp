@@ -15,14 +15,11 @@ MlpImpl::MlpImpl(plan::MlpKind kind, int64_t width, int64_t hidden, bool bias) :
 
 torch::Tensor MlpImpl::forward(const torch::Tensor& x) {
   auto h = affine(fc1, x);
-  if (kind_ == plan::MlpKind::Reglu) {
-    auto ab = h.chunk(2, -1);
-    h = torch::relu(ab[0]) * ab[1];
-  } else if (kind_ == plan::MlpKind::Swiglu) {
-    auto ab = h.chunk(2, -1);
-    h = torch::silu(ab[0]) * ab[1];
-  } else {
+  if (kind_ == plan::MlpKind::Gelu) {
     h = torch::gelu(h);
+  } else {  // gated: act(gate) * up
+    auto gate_up = h.chunk(2, -1);
+    h = (kind_ == plan::MlpKind::Reglu ? torch::relu(gate_up[0]) : torch::silu(gate_up[0])) * gate_up[1];
   }
   return affine(fc2, h);
 }
