@@ -52,15 +52,17 @@ void renderOne(std::string& out, const SourceManager& sources, Severity severity
   const char* bold = color ? "\033[1m" : "";
   const char* reset = color ? "\033[0m" : "";
   const char* sev = color ? severityColor(severity) : "";
+  // The message quotes the user's text (names, values, paths): shown escaped and bounded.
+  const std::string shown_message = displayText(message);
   if (!range.valid()) {
     out += fmt::format("{}posc:{} {}{}:{} {}{}{}\n", bold, reset, sev, severityName(severity),
-                       reset, bold, message, reset);
+                       reset, bold, shown_message, reset);
     return;
   }
   const SourceFile& file = sources.file(range.file);
   LineColumn at = file.lineColumn(range.begin);
-  out += fmt::format("{}{}:{}:{}:{} {}{}:{} {}{}{}\n", bold, file.path(), at.line, at.column,
-                     reset, sev, severityName(severity), reset, bold, message, reset);
+  out += fmt::format("{}{}:{}:{}:{} {}{}:{} {}{}{}\n", bold, displayText(file.path()), at.line, at.column,
+                     reset, sev, severityName(severity), reset, bold, shown_message, reset);
   std::string_view full = file.lineText(at.line);
   // Long lines (generated files, a pasted wall of text) are shown as a window
   // around the caret, cut at character boundaries and marked with "...".
@@ -105,11 +107,11 @@ std::string DiagnosticEngine::render(const Diagnostic& d, bool color) const {
       renderOne(out, sources_, Severity::Note, n.range, n.message, color);
     } else {
       out += fmt::format("{}note:{} {}\n", color ? severityColor(Severity::Note) : "",
-                         color ? "\033[0m" : "", n.message);
+                         color ? "\033[0m" : "", displayText(n.message));
     }
   }
   if (!d.hint.empty()) out += fmt::format("{}help:{} {}\n", color ? "\033[1;36m" : "",
-                                          color ? "\033[0m" : "", d.hint);
+                                          color ? "\033[0m" : "", displayText(d.hint));
   return out;
 }
 

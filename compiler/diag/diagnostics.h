@@ -43,6 +43,7 @@ class DiagnosticEngine {
 
   // The limit new engines start with (`posc --error-limit N`).
   static void setDefaultErrorLimit(int limit) { default_error_limit_ = limit; }
+  static int defaultErrorLimit() { return default_error_limit_; }
 
   Diagnostic& error(SourceRange range, std::string message);
   Diagnostic& warning(SourceRange range, std::string message);

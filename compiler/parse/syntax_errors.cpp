@@ -39,8 +39,14 @@ std::string expectedList(antlr4::Recognizer* recognizer, const antlr4::misc::Int
 void SyntaxErrorListener::syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* offending,
                                       size_t, size_t, const std::string& message,
                                       std::exception_ptr) {
-  if (++errors_ > 20) return;  // after this many, the rest is usually noise
+  ++errors_;
   SourceRange range = locator_.token(offending);
+  // Past the engine's limit an error is counted, not described, so that the
+  // count line says how many there were ("35 errors generated; 15 not shown").
+  if (diags_.errorLimit() > 0 && diags_.errorCount() >= diags_.errorLimit()) {
+    diags_.error(range, {});
+    return;
+  }
   std::string msg;
   std::string expected;
   if (auto* parser = dynamic_cast<antlr4::Parser*>(recognizer)) {

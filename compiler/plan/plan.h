@@ -371,6 +371,7 @@ enum class EvalProtocol : uint8_t {
 // A release criterion of the document protocol: the Wilson 95% lower bound
 // of the cells that match (task, and a length, depth or distractor count
 // when given), pooled over their documents, must reach `threshold`.
+inline constexpr double kWilsonZ95 = 1.96;  // the normal quantile of a two-sided 95% interval
 struct DocumentRequirement {
   DocumentTask task = DocumentTask::Retrieval;
   std::optional<int> length;

@@ -33,6 +33,31 @@ const std::set<std::string>& documentsOnly() {
 
 bool isRequirement(const std::string& key) { return key.rfind("eval.require.", 0) == 0; }
 
+// Even a model that answers every pooled document gets a Wilson bound of
+// n / (n + z^2) from n documents, so a threshold above it can never be met
+// (24 documents reach 0.862): refuse it, and say how many documents it needs.
+void checkReachable(const plan::DocumentRequirement& r, const plan::DocumentEvalPlan& e, SourceRange range,
+                    DiagnosticEngine& diags) {
+  const double z2 = plan::kWilsonZ95 * plan::kWilsonZ95;
+  const long long cells = (r.length ? 1 : static_cast<long long>(e.lengths.size())) *
+                          (r.depth ? 1 : static_cast<long long>(e.depths.size())) *
+                          (r.distractors ? 1 : static_cast<long long>(e.distractors.size()));
+  const long long documents = cells * e.problems;
+  const double best = documents / (documents + z2);
+  if (best >= r.threshold) return;
+  Diagnostic& d = diags.error(range, fmt::format("'{}' can never be met: its {} {} {} documents, and even "
+                                                 "all of them right give a lower bound of {:.3f}",
+                                                 r.text, cells, cells == 1 ? "cell pools" : "cells pool", documents, best));
+  if (r.threshold >= 1.0) {
+    d.hint = "a lower bound from finitely many documents stays below 1: lower the threshold";
+    return;
+  }
+  const long long needed = static_cast<long long>(std::ceil(z2 * r.threshold / (1.0 - r.threshold) - 1e-9));
+  d.hint = fmt::format("the bound reaches {} from {} documents: raise eval.problems to at least {}, or lower the "
+                       "threshold",
+                       number(r.threshold), needed, (needed + cells - 1) / cells);
+}
+
 }  // namespace
 
 std::optional<plan::DocumentRequirement> buildRequirement(const ast::Item& item, DiagnosticEngine& diags) {
@@ -171,6 +196,8 @@ void checkDocumentSettings(SourceRange at, SettingsContext& ctx) {
       missing(fmt::format("depth {}", number(*r.depth)));
     else if (r.distractors && std::find(e.distractors.begin(), e.distractors.end(), *r.distractors) == e.distractors.end())
       missing(fmt::format("distractor count {}", *r.distractors));
+    else
+      checkReachable(r, e, range, ctx.diags);
   }
 }
 

@@ -90,7 +90,6 @@ class SettingContext final : public ExpressionContext {
         return fail(at, fmt::format("'{}' compares numbers, not {} and {}", spelling, x.describe(), y.describe()));
       return push(Value::makeBool(expr::fold(op, x.number, y.number) != 0, at));
     }
-    if (op == Op::Div && value(b).kind == Kind::Number && value(b).number == 0) return fail(value(b).range, "division by zero");
     return arithmetic(at, op, {a, b, c});
   }
 

@@ -55,6 +55,13 @@ std::optional<ExprNode> Binder::bind(const ast::Expr& e) {
         diags_.error(e.range, fmt::format("operator '{}' is not available in a {}", e.op, context_.what()));
         return std::nullopt;
       }
+      // A divisor known to be 0 makes every value infinite or NaN: a
+      // formula would check and then fail at the first training step.
+      if (op == expr::Op::Div && context_.constantOf(*b) == 0.0) {
+        Diagnostic& d = diags_.error(e.rhs->range, fmt::format("division by zero in a {}", context_.what()));
+        d.hint = "the divisor is 0 wherever it is evaluated";
+        return std::nullopt;
+      }
       return context_.operation(e.range, op, *a, *b, -1);
     }
     case K::Conditional: {

@@ -39,6 +39,22 @@ size_t sequenceLength(std::string_view s, size_t i, size_t& bad) {
   return 0;
 }
 
+// Unicode's bidirectional formatting characters (UAX #9: LRE..RLO, LRI..PDI,
+// LRM, RLM, ALM), which reorder what a terminal shows without being seen.
+bool isBidiControl(std::string_view s, size_t i, size_t n) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  if (n == 2) return byte(0) == 0xD8 && byte(1) == 0x9C;  // U+061C
+  if (n != 3 || byte(0) != 0xE2) return false;
+  if (byte(1) == 0x80) return (byte(2) >= 0xAA && byte(2) <= 0xAE) || byte(2) == 0x8E || byte(2) == 0x8F;
+  return byte(1) == 0x81 && byte(2) >= 0xA6 && byte(2) <= 0xA9;
+}
+
+uint32_t codePoint(std::string_view s, size_t i, size_t n) {
+  auto byte = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(s[i + k])); };
+  if (n == 2) return ((byte(0) & 0x1F) << 6) | (byte(1) & 0x3F);
+  return ((byte(0) & 0x0F) << 12) | ((byte(1) & 0x3F) << 6) | (byte(2) & 0x3F);
+}
+
 }  // namespace
 
 std::vector<BadBytes> findBadBytes(std::string_view text, size_t limit) {
@@ -105,11 +121,41 @@ DisplayLine displayLine(std::string_view line) {
       continue;
     }
     for (size_t k = 1; k < n; ++k) d.column_of[i + k] = column;
-    emit(line.substr(i, n), 1, false);
+    if (isBidiControl(line, i, n)) {
+      std::string e = fmt::format("<U+{:04X}>", codePoint(line, i, n));
+      emit(e, static_cast<uint32_t>(e.size()), false);
+    } else {
+      emit(line.substr(i, n), 1, false);
+    }
     i += n;
   }
   d.column_of[line.size()] = column;
   return d;
+}
+
+std::string displayText(std::string_view text) {
+  auto show = [](std::string_view part) {
+    std::string out;
+    size_t from = 0;
+    for (size_t at = 0;; ++at) {
+      if (at == part.size() || part[at] == '\n') {
+        out += displayLine(part.substr(from, at - from)).text;
+        if (at == part.size()) break;
+        out += '\n';
+        from = at + 1;
+      }
+    }
+    return out;
+  };
+  if (text.size() <= kMaxMessageBytes) return show(text);
+  // Cut at character boundaries: never inside a UTF-8 sequence.
+  auto boundary = [&](size_t i) {
+    while (i > 0 && i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) --i;
+    return i;
+  };
+  const size_t head = boundary(kMaxMessageBytes * 3 / 4), tail = boundary(text.size() - kMaxMessageBytes / 5);
+  return fmt::format("{}...({} bytes not shown)...{}", show(text.substr(0, head)), tail - head,
+                     show(text.substr(tail)));
 }
 
 }  // namespace posc

@@ -29,7 +29,9 @@ std::vector<BadBytes> findBadBytes(std::string_view text, size_t limit);
 std::string escapeBytes(std::string_view s);
 
 // A source line as it is shown under a diagnostic: bad bytes and control
-// characters other than tab appear as \xNN. `column_of[i]` is the display
+// characters other than tab appear as \xNN, and the invisible characters
+// that reorder text on a terminal (Unicode's bidirectional controls, the
+// "Trojan Source" characters) as <U+202E>. `column_of[i]` is the display
 // cell where the line's byte i starts (one cell per code point; tabs are
 // kept and count as one), with column_of[line.size()] one past the end;
 // `tabs` marks the cells that hold a tab, so a caret line can copy them.
@@ -39,5 +41,14 @@ struct DisplayLine {
   std::vector<bool> tabs;
 };
 DisplayLine displayLine(std::string_view line);
+
+// The longest message text a diagnostic shows: a message that quotes a huge
+// token (a 200 KB name) keeps its start and end around a count of the bytes
+// left out.
+inline constexpr size_t kMaxMessageBytes = 1000;
+
+// A message, hint or path as it is shown: escaped as displayLine() escapes
+// (newlines kept) and cut to kMaxMessageBytes at character boundaries.
+std::string displayText(std::string_view text);
 
 }  // namespace posc

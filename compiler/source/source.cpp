@@ -14,8 +14,8 @@ SourceRange SourceRange::to(const SourceRange& other) const {
   return {file, std::min(begin, other.begin), std::max(end, other.end)};
 }
 
-SourceFile::SourceFile(std::string path, std::string text)
-    : path_(std::move(path)), text_(std::move(text)) {
+SourceFile::SourceFile(std::string path, std::string text, int first_line)
+    : path_(std::move(path)), text_(std::move(text)), first_line_(std::max(1, first_line)) {
   line_starts_.push_back(0);
   for (uint32_t i = 0; i < text_.size(); ++i)
     if (text_[i] == '\n') line_starts_.push_back(i + 1);
@@ -25,10 +25,11 @@ LineColumn SourceFile::lineColumn(uint32_t offset) const {
   offset = std::min<uint32_t>(offset, static_cast<uint32_t>(text_.size()));
   auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
   int line = static_cast<int>(it - line_starts_.begin());
-  return {line, static_cast<int>(offset - line_starts_[static_cast<size_t>(line - 1)]) + 1};
+  return {line + first_line_ - 1, static_cast<int>(offset - line_starts_[static_cast<size_t>(line - 1)]) + 1};
 }
 
-std::string_view SourceFile::lineText(int line) const {
+std::string_view SourceFile::lineText(int numbered) const {
+  const int line = numbered - first_line_ + 1;
   if (line < 1 || static_cast<size_t>(line) > line_starts_.size()) return {};
   uint32_t begin = line_starts_[static_cast<size_t>(line - 1)];
   uint32_t end = static_cast<size_t>(line) < line_starts_.size()
@@ -45,8 +46,8 @@ std::string_view SourceFile::slice(uint32_t begin, uint32_t end) const {
   return std::string_view(text_).substr(begin, end - begin);
 }
 
-int32_t SourceManager::add(std::string path, std::string text) {
-  files_.push_back(std::make_unique<SourceFile>(std::move(path), std::move(text)));
+int32_t SourceManager::add(std::string path, std::string text, int first_line) {
+  files_.push_back(std::make_unique<SourceFile>(std::move(path), std::move(text), first_line));
   return static_cast<int32_t>(files_.size() - 1);
 }
 

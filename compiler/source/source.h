@@ -35,7 +35,9 @@ inline constexpr size_t kMaxSourceBytes = size_t{1} << 20;
 
 class SourceFile {
  public:
-  SourceFile(std::string path, std::string text);
+  // `first_line`: the line number of the text's first line (a REPL input
+  // that starts on line 400 of a script is located there).
+  SourceFile(std::string path, std::string text, int first_line = 1);
   const std::string& path() const { return path_; }
   const std::string& text() const { return text_; }
   // True when the file was longer than kMaxSourceBytes: text() holds only its
@@ -55,6 +57,7 @@ class SourceFile {
   std::string path_;
   std::string text_;
   std::vector<uint32_t> line_starts_;
+  int first_line_ = 1;
   bool cut_short_ = false;
   uintmax_t disk_size_ = 0;
 };
@@ -63,7 +66,7 @@ class SourceFile {
 // synthetic sources such as `--set` values).
 class SourceManager {
  public:
-  int32_t add(std::string path, std::string text);
+  int32_t add(std::string path, std::string text, int first_line = 1);
   // Reads a file, at most kMaxSourceBytes + 1 bytes of it (see SourceFile::
   // cutShort); returns nullopt, with errno set, if it cannot be read or is a
   // folder.

@@ -56,9 +56,11 @@ std::vector<WindowMax> windowMaxima(const Sweep& s, double target_d, size_t widt
   std::vector<WindowMax> out;
   for (size_t start = 0; start < s.d.size(); start += width) {
     const size_t end = std::min(s.d.size(), start + width);
+    // The highest value that is a number (NaN is no score); a window of
+    // NaN alone reports its first point, with its NaN.
     size_t best = start;
     for (size_t i = start; i < end; ++i)
-      if (s.value[i] > s.value[best]) best = i;
+      if (!std::isnan(s.value[i]) && (std::isnan(s.value[best]) || s.value[i] > s.value[best])) best = i;
     out.push_back({s.d[start], s.d[end - 1], s.d[best], s.value[best], s.value[best] / target});
   }
   return out;

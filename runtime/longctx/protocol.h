@@ -122,7 +122,7 @@ struct ProtocolOptions {
 
 // Wilson score interval's lower bound for `successes` of `trials` at normal
 // quantile z (1.96: 95%); 0 for no trials. The per-cell and pooled bounds.
-double wilsonLowerBound(int successes, int trials, double z = 1.96);
+double wilsonLowerBound(int successes, int trials, double z = plan::kWilsonZ95);
 
 // Runs every planned cell.
 std::vector<CellResult> runProtocol(const Factors& factors, const Answerer& answer,

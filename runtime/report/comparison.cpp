@@ -138,18 +138,37 @@ std::vector<RunSummary> readRun(const fs::path& dir) {
   return {r};
 }
 
+// How far below a folder given to `posc report` runs are looked for: a
+// study's runs are 3 levels down (grid point, seed, experiment), their
+// files one more.
+constexpr int kMaxRunDepth = 4;
+
 std::vector<RunSummary> collectRuns(const std::vector<fs::path>& roots) {
   std::vector<RunSummary> runs;
   for (const fs::path& root : roots) {
-    if (fs::exists(root / "accuracy.csv") || fs::exists(root / "protocol.csv") || fs::exists(root / "plan.txt")) {
+    std::error_code probe_ec;
+    if (fs::exists(root / "accuracy.csv", probe_ec) || fs::exists(root / "protocol.csv", probe_ec) ||
+        fs::exists(root / "plan.txt", probe_ec)) {
       for (RunSummary& r : readRun(root)) runs.push_back(std::move(r));
       continue;
     }
-    if (!fs::is_directory(root)) throw std::runtime_error(fmt::format("'{}' is not a folder", root.string()));
+    if (!fs::is_directory(root, probe_ec)) throw std::runtime_error(fmt::format("'{}' is not a folder", root.string()));
+    // Runs sit a few levels below a study folder (OUT/<grid point>/seed<N>/
+    // <experiment>): the search goes no deeper than that, and skips what it
+    // may not read, so `posc report /` ends quickly with "holds no runs".
     std::vector<fs::path> found;
-    for (const auto& e : fs::recursive_directory_iterator(root))
-      if (e.is_regular_file() && (e.path().filename() == "accuracy.csv" || e.path().filename() == "protocol.csv"))
+    std::error_code ec;
+    auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it.depth() >= kMaxRunDepth) it.disable_recursion_pending();
+      const fs::directory_entry& e = *it;
+      std::error_code type_ec;
+      if (e.is_regular_file(type_ec) &&
+          (e.path().filename() == "accuracy.csv" || e.path().filename() == "protocol.csv"))
         found.push_back(e.path().parent_path());
+    }
+    if (ec && found.empty())
+      throw std::runtime_error(fmt::format("cannot search '{}' for runs: {}", root.string(), ec.message()));
     if (found.empty())
       throw std::runtime_error(
           fmt::format("'{}' holds no finished runs (no accuracy.csv or protocol.csv in it or below it)", root.string()));

@@ -2,6 +2,7 @@
 #include "runtime/report/report.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -159,20 +160,24 @@ figure {{ margin: 1em 0; }}
 }
 
 plot::Chart trainingCurve(const std::string& metrics_jsonl, const std::string& title) {
-  static const std::regex seed_re(R"("seed":(\d+))"), step_re(R"("step":(\d+))"), loss_re(R"("loss":([-+0-9.eE]+|nan|inf))");
-  std::map<std::string, plot::Series> by_seed;
+  std::map<uint64_t, plot::Series> by_seed;
   std::stringstream ss(metrics_jsonl);
   std::string line;
-  while (std::getline(ss, line)) {
-    std::smatch seed, step, loss;
-    if (!std::regex_search(line, seed, seed_re) || !std::regex_search(line, step, step_re) ||
-        !std::regex_search(line, loss, loss_re))
-      continue;
-    plot::Series& s = by_seed[seed[1]];
-    s.name = "seed " + seed[1].str();
+  for (int number = 1; std::getline(ss, line); ++number) {
+    if (line.empty()) continue;
+    const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!record.is_object())
+      throw std::runtime_error(fmt::format("metrics.jsonl line {} is not a JSON record", number));
+    auto seed = record.find("seed"), step = record.find("step"), loss = record.find("loss");
+    // A loss that was not finite is written as null (JSON has no NaN): no point.
+    if (seed == record.end() || step == record.end() || loss == record.end() || loss->is_null()) continue;
+    if (!seed->is_number_unsigned() || !step->is_number() || !loss->is_number())
+      throw std::runtime_error(fmt::format("metrics.jsonl line {}: seed, step or loss is not a number", number));
+    plot::Series& s = by_seed[seed->get<uint64_t>()];
+    s.name = fmt::format("seed {}", seed->get<uint64_t>());
     s.style = plot::Style::Line;
-    s.x.push_back(std::stod(step[1]));
-    s.y.push_back(std::strtod(loss[1].str().c_str(), nullptr));
+    s.x.push_back(step->get<double>());
+    s.y.push_back(loss->get<double>());
   }
   plot::Chart c;
   c.title = title;
@@ -195,7 +200,11 @@ Report buildReport(const fs::path& run) {
   }
   Report r;
   const std::string metrics = results::readFileText(run / "metrics.jsonl").value_or("");
-  r.training_svg = plot::renderSvg(trainingCurve(metrics, name + ": training loss"));
+  try {
+    r.training_svg = plot::renderSvg(trainingCurve(metrics, name + ": training loss"));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("'{}': {}", run.string(), e.what()));
+  }
 
   std::string md = fmt::format("# {}\n\nResults folder `{}`.\n\n", name, run.string());
   // A run that has not finished says so first: its tables cover only what it committed.

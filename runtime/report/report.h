@@ -27,7 +27,9 @@ std::string markdownToHtml(const std::string& markdown,
 // the shell of report.html and of the comparison page.
 std::string htmlPage(const std::string& title, const std::string& body_html);
 
-// Training loss against step, one series per seed, from metrics.jsonl lines.
+// Training loss against step, one series per seed, from metrics.jsonl lines
+// (records without a loss, such as evaluations, are not on it). Throws
+// std::runtime_error naming the line when a line is not a JSON record.
 plot::Chart trainingCurve(const std::string& metrics_jsonl, const std::string& title);
 
 struct Report {

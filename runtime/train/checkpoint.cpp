@@ -13,6 +13,13 @@
 #include "runtime/results/atomic_file.h"
 
 namespace posc::train {
+
+std::optional<int64_t> nonFiniteValues(const torch::Tensor& t) {
+  if (!t.is_floating_point()) return std::nullopt;
+  const int64_t bad = t.numel() - torch::isfinite(t).sum().item<int64_t>();
+  return bad > 0 ? std::optional<int64_t>(bad) : std::nullopt;
+}
+
 namespace {
 
 void saveModule(const torch::nn::Module& module, torch::serialize::OutputArchive& archive) {
@@ -41,8 +48,28 @@ void markFresh(torch::nn::Module& module, const std::string& prefix, const char*
     report.kept_fresh.push_back(fmt::format("{}{} ({})", prefix, b.key(), why));
 }
 
+// What a checkpoint gives a module: the report, and the copies to make once
+// every tensor has been matched (none when one does not match).
+struct Loading {
+  WarmStartReport report;
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> copies;  // (target, source), in report.copied's order
+
+  // Copies, after checking that every value is finite: a model with NaN
+  // weights would fail later with scores blamed on the score formula.
+  void apply(const std::string& what) {
+    for (size_t i = 0; i < copies.size(); ++i)
+      if (auto bad = nonFiniteValues(copies[i].second))
+        throw std::runtime_error(fmt::format("{}: tensor '{}' holds {} non-finite value(s) (NaN or infinite); it "
+                                             "comes from a run that diverged or a damaged file",
+                                             what, report.copied[i], *bad));
+    torch::NoGradGuard no_grad;
+    for (auto& [target, source] : copies) target.copy_(source);
+  }
+};
+
 void takeTensor(const std::string& key, torch::Tensor& target, torch::serialize::InputArchive& archive,
-                const std::string& prefix, WarmStartReport& report) {
+                const std::string& prefix, Loading& loading) {
+  WarmStartReport& report = loading.report;
   c10::IValue value;
   if (!archive.try_read(key, value) || !value.isTensor()) {
     report.kept_fresh.push_back(fmt::format("{}{} (absent)", prefix, key));
@@ -50,31 +77,31 @@ void takeTensor(const std::string& key, torch::Tensor& target, torch::serialize:
   }
   torch::Tensor source = value.toTensor();
   if (source.sizes() != target.sizes()) {
-    report.kept_fresh.push_back(
+    report.mismatched.push_back(
         fmt::format("{}{} (shape {} in checkpoint, {} here)", prefix, key, shapeText(source), shapeText(target)));
     return;
   }
-  torch::NoGradGuard no_grad;
-  target.copy_(source);
+  loading.copies.emplace_back(target, source);
   report.copied.push_back(prefix + key);
 }
 
 void loadModule(torch::nn::Module& module, torch::serialize::InputArchive& archive, const std::string& prefix,
-                WarmStartReport& report) {
+                Loading& loading) {
+  WarmStartReport& report = loading.report;
   std::set<std::string> known;
   for (auto& p : module.named_parameters(/*recurse=*/false)) {
     known.insert(p.key());
-    takeTensor(p.key(), p.value(), archive, prefix, report);
+    takeTensor(p.key(), p.value(), archive, prefix, loading);
   }
   for (auto& b : module.named_buffers(/*recurse=*/false)) {
     known.insert(b.key());
-    takeTensor(b.key(), b.value(), archive, prefix, report);
+    takeTensor(b.key(), b.value(), archive, prefix, loading);
   }
   for (const auto& child : module.named_children()) {
     known.insert(child.key());
     torch::serialize::InputArchive child_archive;
     if (archive.try_read(child.key(), child_archive)) {
-      loadModule(*child.value(), child_archive, prefix + child.key() + ".", report);
+      loadModule(*child.value(), child_archive, prefix + child.key() + ".", loading);
     } else {
       markFresh(*child.value(), prefix + child.key() + ".", "absent", report);
     }
@@ -98,11 +125,20 @@ void writeModule(const torch::nn::Module& model, torch::serialize::OutputArchive
   saveModule(model, archive);
 }
 
+// Every tensor that did not come from the checkpoint, with its reason.
+std::vector<std::string> notLoaded(const WarmStartReport& report) {
+  std::vector<std::string> all = report.mismatched;
+  all.insert(all.end(), report.kept_fresh.begin(), report.kept_fresh.end());
+  return all;
+}
+
 void readModuleStrict(torch::nn::Module& model, torch::serialize::InputArchive& archive, const std::string& what) {
-  WarmStartReport report;
-  loadModule(model, archive, "", report);
-  if (!report.kept_fresh.empty())
-    throw std::runtime_error(fmt::format("{} does not match the model:{}", what, joinLimited(report.kept_fresh, 10)));
+  Loading loading;
+  loadModule(model, archive, "", loading);
+  const std::vector<std::string> missing = notLoaded(loading.report);
+  if (!missing.empty())
+    throw std::runtime_error(fmt::format("{} does not match the model:{}", what, joinLimited(missing, 10)));
+  loading.apply(what);
 }
 
 void saveCheckpoint(const torch::nn::Module& model, const std::filesystem::path& path) {
@@ -120,16 +156,27 @@ WarmStartReport warmStart(torch::nn::Module& model, const std::filesystem::path&
   } catch (const c10::Error& e) {
     throw std::runtime_error(fmt::format("cannot read checkpoint '{}': {}", path.string(), e.what_without_backtrace()));
   }
-  WarmStartReport report;
-  loadModule(model, archive, "", report);
+  Loading loading;
+  loadModule(model, archive, "", loading);
+  const WarmStartReport& report = loading.report;
+  if (!report.mismatched.empty())
+    throw std::runtime_error(fmt::format(
+        "checkpoint '{}' is of another model: {} of its tensors have other shapes than this plan's{}\n"
+        "a warm start continues a model of the same sizes (width, layers, heads, vocabulary); tensors the "
+        "checkpoint lacks, such as a new component's, start fresh",
+        path.string(), report.mismatched.size(), joinLimited(report.mismatched, 10)));
+  loading.apply(fmt::format("checkpoint '{}'", path.string()));
   return report;
 }
 
 void loadCheckpoint(torch::nn::Module& model, const std::filesystem::path& path) {
-  WarmStartReport report = warmStart(model, path);
-  if (!report.kept_fresh.empty())
-    throw std::runtime_error(fmt::format("checkpoint '{}' does not match the model:{}", path.string(),
-                                         joinLimited(report.kept_fresh, 10)));
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path.string());
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(fmt::format("cannot read checkpoint '{}': {}", path.string(), e.what_without_backtrace()));
+  }
+  readModuleStrict(model, archive, fmt::format("checkpoint '{}'", path.string()));
 }
 
 std::string describe(const WarmStartReport& report, const std::filesystem::path& path) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,13 +29,18 @@ void saveCheckpoint(const torch::nn::Module& model, const std::filesystem::path&
 
 struct WarmStartReport {
   std::vector<std::string> copied;      // dotted names, e.g. "blocks.0.attn.qkv.weight"
-  std::vector<std::string> kept_fresh;  // with the reason: "name (absent)" / "name (shape [..] vs [..])"
+  std::vector<std::string> kept_fresh;  // absent from the checkpoint: "name (absent)"
+  std::vector<std::string> mismatched;  // "name (shape [..] in checkpoint, [..] here)"
   std::vector<std::string> unused;      // tensors in the checkpoint that no parameter took
 };
 
-// Copies matching tensors from the checkpoint at `path` into `model` (values
-// converted to the parameter's dtype and device). Throws std::runtime_error
-// if the file cannot be read.
+// Copies the checkpoint's tensors at `path` into `model` (values converted
+// to the parameter's dtype and device). A tensor the checkpoint lacks (a
+// component the new experiment adds, such as a sink) keeps its fresh
+// initialisation. Throws std::runtime_error, and copies nothing, if the file
+// cannot be read or a tensor has another shape there (another width, head
+// count or vocabulary: another model, whose partial copy would train on
+// silently).
 WarmStartReport warmStart(torch::nn::Module& model, const std::filesystem::path& path);
 
 // Loads a checkpoint that must match exactly (every parameter and buffer
@@ -46,6 +52,9 @@ void loadCheckpoint(torch::nn::Module& model, const std::filesystem::path& path)
 // state nests one such archive). `what` names the source in errors.
 void writeModule(const torch::nn::Module& model, torch::serialize::OutputArchive& archive);
 void readModuleStrict(torch::nn::Module& model, torch::serialize::InputArchive& archive, const std::string& what);
+
+// The number of NaN or infinite values of a floating-point tensor, if any.
+std::optional<int64_t> nonFiniteValues(const torch::Tensor& t);
 
 // A few human-readable lines describing a warm start, for stderr.
 std::string describe(const WarmStartReport& report, const std::filesystem::path& path);

@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "runtime/eval/documents.h"
 #include "runtime/eval/greedy.h"
@@ -226,6 +227,13 @@ void openFolder(Run& run) {
   const RunOptions& options = run.options;
   train::removeTemporaryFiles(run.out_dir);
   std::optional<train::RunStatus> previous = train::readStatus(run.out_dir);
+  // A status that cannot be read says neither whether the run finished nor
+  // where it stopped: starting over silently would throw a run away.
+  std::error_code ec;
+  if (!previous && !options.fresh && fs::is_regular_file(run.out_dir / "status.json", ec))
+    throw UserError(fmt::format("cannot tell whether the run in '{}' finished: its status.json is damaged; restore "
+                                "it, or start over with --fresh (the run's outputs are replaced)",
+                                run.out_dir.string()));
   run.resuming = previous && !previous->finished() && !options.fresh;
   if (run.resuming && previous->plan_hash != options.plan_hash)
     throw UserError(differentPlan(run.out_dir, options.plan_text));
@@ -244,8 +252,18 @@ void openFolder(Run& run) {
   writeOrFail(run.out_dir / "plan.txt", options.plan_text);
   writeOrFail(run.out_dir / "source.pos", options.source_text);
 
-  if (run.resuming) run.metrics.emplace(results::JsonLinesLog::reopen(run.out_dir / "metrics.jsonl"));
-  else run.metrics.emplace(run.out_dir / "metrics.jsonl");
+  if (run.resuming) {
+    // The log is carried into the finished run: every line must be a record.
+    run.metrics.emplace(results::JsonLinesLog::reopen(run.out_dir / "metrics.jsonl"));
+    const std::vector<std::string>& lines = run.metrics->lines();
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (!nlohmann::json::accept(lines[i]))
+        throw UserError(fmt::format("cannot continue the run in '{}': line {} of metrics.jsonl is damaged (not a JSON "
+                                    "record); restore it, or start over with --fresh",
+                                    run.out_dir.string(), i + 1));
+  } else {
+    run.metrics.emplace(run.out_dir / "metrics.jsonl");
+  }
   if (!run.resuming || run.documents) return;  // a document run evaluates its finished seeds again
   // The committed seeds' results; anything later is computed again.
   try {

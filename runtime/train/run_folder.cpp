@@ -20,28 +20,34 @@ namespace posc::train {
 
 namespace fs = std::filesystem;
 
-FolderLock::FolderLock(const fs::path& dir) {
+FolderLock::FolderLock(const fs::path& dir, const std::string& command) {
   const fs::path path = dir / ".lock";
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0)
     throw runtime::UserError(fmt::format("cannot create the lock file '{}': {}", path.string(), std::strerror(errno)));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
-    char buffer[32] = {};
+    char buffer[64] = {};
     ssize_t n = ::pread(fd_, buffer, sizeof buffer - 1, 0);
     std::string holder = n > 0 ? std::string(buffer, static_cast<size_t>(n)) : "";
     while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
     ::close(fd_);
     fd_ = -1;
+    // "<pid> <command>" (a lock of an older posc holds the pid alone).
+    const size_t space = holder.find(' ');
+    const std::string pid = holder.substr(0, space);
+    const std::string what = space == std::string::npos ? "run" : holder.substr(space + 1);
+    const bool shown = !pid.empty() && pid.find_first_not_of("0123456789") == std::string::npos &&
+                       !what.empty() && what.find_first_not_of("abcdefghijklmnopqrstuvwxyz") == std::string::npos;
     if (err == EWOULDBLOCK)
       throw runtime::UserError(fmt::format(
-          "results folder '{}' is in use by another posc run{}; wait for it to finish or choose another --out",
-          dir.string(), holder.empty() ? "" : " (pid " + holder + ")"));
+          "results folder '{}' is in use by another posc {}{}; wait for it to finish or choose another --out",
+          dir.string(), shown ? what : "process", shown ? " (pid " + pid + ")" : ""));
     throw runtime::UserError(fmt::format("cannot lock '{}': {}", path.string(), std::strerror(err)));
   }
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    // The lock is held; only the holder's pid in messages is lost.
+  const std::string holder = std::to_string(::getpid()) + " " + command + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, holder.data(), holder.size(), 0) != static_cast<ssize_t>(holder.size())) {
+    // The lock is held; only the holder's name in messages is lost.
   }
 }
 

@@ -24,11 +24,14 @@
 
 namespace posc::train {
 
-// Holds <dir>/.lock for its lifetime. Throws runtime::UserError when another
-// process holds it (naming its pid) or the lock file cannot be created.
+// Holds <dir>/.lock for its lifetime: a run while it writes the folder, a
+// probe while it reads the checkpoints and writes probes/ (a run started
+// meanwhile would replace the model under it). The file names the holder
+// ("<pid> <command>"). Throws runtime::UserError when another process holds
+// it (naming its pid and command) or the lock file cannot be created.
 class FolderLock {
  public:
-  explicit FolderLock(const std::filesystem::path& dir);
+  explicit FolderLock(const std::filesystem::path& dir, const std::string& command = "run");
   ~FolderLock();
   FolderLock(const FolderLock&) = delete;
   FolderLock& operator=(const FolderLock&) = delete;

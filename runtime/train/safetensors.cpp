@@ -251,6 +251,10 @@ WarmStartReport warmStartSafetensors(torch::nn::Module& model, const std::filesy
     if (it->second.sizes() != target.sizes())
       throw std::runtime_error(fmt::format("'{}': tensor '{}' has shape {}; the model's {} has {}", path.string(), gpt,
                                            shapeText(it->second.sizes()), name, shapeText(target.sizes())));
+    if (auto bad = nonFiniteValues(it->second))
+      throw std::runtime_error(fmt::format("'{}': tensor '{}' holds {} non-finite value(s) (NaN or infinite); it comes "
+                                           "from a run that diverged or a damaged file",
+                                           path.string(), gpt, *bad));
     torch::NoGradGuard no_grad;
     target.copy_(it->second);
     taken.insert(gpt);

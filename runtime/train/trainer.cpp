@@ -408,6 +408,14 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
         }
         loss.backward();
       } catch (const model::NonFiniteScores& e) {
+        // Non-finite weights make every score non-finite: name the weights,
+        // not the score terms that met them.
+        for (const auto& p : model->named_parameters())
+          if (auto bad = nonFiniteValues(p.value()))
+            throw model::NonFiniteScores(fmt::format(
+                "step {}, the weights are not finite: '{}' holds {} NaN or infinite value(s) (an update before this "
+                "step diverged, or the weights it started from were damaged)",
+                step + 1, p.key(), *bad));
         throw model::NonFiniteScores(fmt::format("step {}, {}", step + 1, e.what()));
       }
       if (group) {

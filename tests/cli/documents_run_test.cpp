@@ -1,9 +1,11 @@
 // End to end through the command line on a document task: `posc run` trains,
 // runs every cell of the protocol, writes the long-format table, the release
 // criteria, the heatmaps and the evidence-mass probe, and exits with 3 when a
-// criterion is not met.
+// criterion is not met. The verdicts are checked against Wilson bounds
+// computed here from protocol.csv's counts.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -49,15 +51,19 @@ size_t column(const std::vector<std::string>& header, const std::string& name) {
   return 0;
 }
 
-TEST(DocumentRun, WritesTheProtocolAndExitsThreeOnAnUnmetCriterion) {
+// The Wilson score interval's lower bound at z = 1.96, from its textbook
+// form (Wilson 1927), independent of posc's.
+double wilson(int k, int n) {
+  const double z = 1.96, p = double(k) / n;
+  return (p + z * z / (2 * n) - z * std::sqrt(p * (1 - p) / n + z * z / (4.0 * n * n))) / (1 + z * z / n);
+}
+
+TEST(DocumentRun, WritesTheProtocolAndItsVerdictsAndExitsThreeWhenACriterionIsNotMet) {
   const fs::path out = fs::path(testing::TempDir()) / "posc_documents_tiny";
   fs::remove_all(out);
   const fs::path log = fs::path(testing::TempDir()) / "posc_documents_tiny.log";
-  ASSERT_EQ(run("run tests/cli/documents_tiny.pos --no-progress --threads 1 --out '" + out.string() + "'", log), 3)
-      << readFile(log);
+  const int status = run("run tests/cli/documents_tiny.pos --no-progress --threads 1 --out '" + out.string() + "'", log);
   const std::string printed = readFile(log);
-  EXPECT_NE(printed.find("release criterion not met: lower_bound(retrieval, length = 64) >= 0.99"), std::string::npos)
-      << printed;
 
   // protocol.csv: one row per cell (2 tasks x 2 lengths x 2 depths x 2 distractor counts), 6 documents each.
   const auto rows = csv(out / "protocol.csv");
@@ -78,12 +84,40 @@ TEST(DocumentRun, WritesTheProtocolAndExitsThreeOnAnUnmetCriterion) {
     EXPECT_GT(std::stoll(rows[i][cache]), 0);
   }
 
-  // The criterion pools the 4 retrieval cells at length 64: 24 documents.
+  // The first criterion pools the 4 retrieval cells at length 64 (24
+  // documents), the second the 8 order cells (48); each verdict, and the exit
+  // status, follow from the bound of the pooled counts.
+  auto pooled = [&](const std::string& task, const std::string& at_length) {
+    int k = 0, n = 0;
+    for (size_t r = 1; r < rows.size(); ++r)
+      if (rows[r][column(header, "task")] == task && (at_length.empty() || rows[r][length] == at_length)) {
+        k += std::stoi(rows[r][correct]);
+        n += std::stoi(rows[r][documents]);
+      }
+    return std::pair{k, n};
+  };
   const auto verdicts = csv(out / "requirements.csv");
-  ASSERT_EQ(verdicts.size(), 2u);
-  EXPECT_EQ(verdicts[1][column(verdicts[0], "cells")], "4");
-  EXPECT_EQ(verdicts[1][column(verdicts[0], "documents")], "24");
-  EXPECT_EQ(verdicts[1][column(verdicts[0], "verdict")], "not met");
+  ASSERT_EQ(verdicts.size(), 3u) << readFile(out / "requirements.csv");
+  const auto& vh = verdicts[0];
+  const auto [retrieval_k, retrieval_n] = pooled("retrieval", "64");
+  const auto [order_k, order_n] = pooled("order", "");
+  ASSERT_EQ(retrieval_n, 24);
+  ASSERT_EQ(order_n, 48);
+  EXPECT_EQ(verdicts[1][column(vh, "cells")], "4");
+  EXPECT_EQ(verdicts[1][column(vh, "documents")], "24");
+  EXPECT_EQ(verdicts[1][column(vh, "correct")], std::to_string(retrieval_k));
+  EXPECT_NEAR(std::stod(verdicts[1][column(vh, "lower_bound_95")]), wilson(retrieval_k, 24), 5e-4);
+  const bool retrieval_met = wilson(retrieval_k, 24) >= 0.5;
+  EXPECT_EQ(verdicts[1][column(vh, "verdict")], retrieval_met ? "met" : "not met");
+  EXPECT_EQ(verdicts[2][column(vh, "cells")], "8");
+  EXPECT_EQ(verdicts[2][column(vh, "correct")], std::to_string(order_k));
+  EXPECT_NEAR(std::stod(verdicts[2][column(vh, "lower_bound_95")]), wilson(order_k, 48), 5e-4);
+  EXPECT_EQ(verdicts[2][column(vh, "verdict")], "met");  // a bound is never below 0
+  EXPECT_EQ(status, retrieval_met ? 0 : 3) << printed;
+  EXPECT_EQ(printed.find("release criterion not met: lower_bound(retrieval, length = 64) >= 0.5") != std::string::npos,
+            !retrieval_met)
+      << printed;
+  EXPECT_EQ(printed.find("release criterion not met: lower_bound(order)"), std::string::npos) << printed;
 
   for (const char* task : {"retrieval", "order"})
     for (const char* factor : {"depth", "distractors"}) {

@@ -7,8 +7,10 @@
 // Each refusal is measured as a process: its exit code, its wall time and its
 // peak resident memory (wait4's ru_maxrss).
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -30,11 +32,11 @@ struct Measured {
 };
 
 // Runs `posc ARGS` (through the shell, which execs posc so that the measured
-// process is posc itself) and measures it.
-Measured measurePosc(const std::string& args) {
+// process is posc itself) with `input` as its standard input, and measures it.
+Measured measurePosc(const std::string& args, const std::string& input = "/dev/null") {
   const fs::path err = fs::path(testing::TempDir()) / "posc_hostile_stderr";
   const std::string cmd = "cd '" POSC_SOURCE_DIR "' && exec '" POSC_BINARY "' " + args + " >/dev/null 2>'" +
-                          err.string() + "' </dev/null";
+                          err.string() + "' <'" + input + "'";
   const auto t0 = std::chrono::steady_clock::now();
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -212,4 +214,137 @@ TEST(HostileInput, AbsurdThreadCountsAreUsageErrors) {
   const Measured m = measurePosc("run examples/quickstart.pos --threads 100000 --steps 1");
   expectCheapRefusal(m);
   EXPECT_NE(m.err.find("--threads 100000 is more than posc starts"), std::string::npos) << m.err;
+}
+
+// Finding 6: a probe holds the run's folder lock while it reads the
+// checkpoints and writes probes/, so a run started into the folder meanwhile
+// is refused (before, it replaced the model under the probe, which then wrote
+// the old model's results into the new run); and a probe waits for no run
+// either. The holder is played by this process, which takes the lock as posc
+// does and names itself in it.
+TEST(HostileInput, ProbeAndRunNeverShareAResultsFolder) {
+  const fs::path out = scratch("posc_probe_lock");
+  ASSERT_EQ(measurePosc("run examples/quickstart.pos --steps 5 --threads 1 --no-progress --out '" + out.string() + "'")
+                .status,
+            0);
+  const std::string pid = std::to_string(::getpid());
+  auto hold = [&](const std::string& command) {
+    const int fd = ::open((out / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+    const std::string holder = pid + " " + command + "\n";
+    EXPECT_EQ(::ftruncate(fd, 0), 0);
+    EXPECT_EQ(::pwrite(fd, holder.data(), holder.size(), 0), static_cast<ssize_t>(holder.size()));
+    return fd;
+  };
+  const std::string probe = "probe examples/quickstart.pos --from '" + out.string() + "' --probe 'reach(lengths = [3])'";
+
+  int fd = hold("run");
+  const Measured probed = measurePosc(probe);
+  EXPECT_EQ(probed.status, 2) << probed.err;
+  EXPECT_NE(probed.err.find("is in use by another posc run (pid " + pid + ")"), std::string::npos) << probed.err;
+  EXPECT_FALSE(fs::exists(out / "probes"));
+  ::close(fd);
+
+  fd = hold("probe");
+  const fs::path model = out / "seed0" / "final.pt";
+  const std::string before = readFile(model);
+  const Measured ran = measurePosc("run examples/quickstart.pos --steps 7 --threads 1 --no-progress --out '" + out.string() + "'");
+  EXPECT_EQ(ran.status, 2) << ran.err;
+  EXPECT_NE(ran.err.find("is in use by another posc probe (pid " + pid + ")"), std::string::npos) << ran.err;
+  EXPECT_EQ(readFile(model), before);
+  ::close(fd);
+
+  // Released, the probe runs, and a run can replace the folder afterwards.
+  const Measured free = measurePosc(probe);
+  EXPECT_EQ(free.status, 0) << free.err;
+  EXPECT_TRUE(fs::exists(out / "probes"));
+}
+
+// Minor findings: a damaged status.json or metrics.jsonl is reported, never
+// silently restarted from step 0 or carried into the finished run.
+TEST(HostileInput, DamagedRunFilesAreReportedNotRestartedOrCarried) {
+  const fs::path out = scratch("posc_damaged_run");
+  const std::string args = "run examples/quickstart.pos --steps 5 --threads 1 --no-progress --out '" + out.string() + "'";
+  ASSERT_EQ(measurePosc(args).status, 0);
+  const std::string model = readFile(out / "seed0" / "final.pt");
+  const std::string status = readFile(out / "status.json");
+
+  writeText(out / "status.json", "{\"state\":\"fini");
+  const Measured damaged = measurePosc(args);
+  EXPECT_EQ(damaged.status, 2) << damaged.err;
+  EXPECT_NE(damaged.err.find("its status.json is damaged"), std::string::npos) << damaged.err;
+  EXPECT_EQ(readFile(out / "seed0" / "final.pt"), model);  // nothing replaced
+
+  // An unfinished run whose log has a damaged line is not continued.
+  std::string interrupted = status;
+  const size_t at = interrupted.find("\"finished\"");
+  ASSERT_NE(at, std::string::npos) << status;
+  interrupted.replace(at, 10, "\"interrupted\"");
+  writeText(out / "status.json", interrupted);
+  writeText(out / "metrics.jsonl", readFile(out / "metrics.jsonl") + "{\"seed\":0,\"st\n");
+  const Measured carried = measurePosc(args);
+  EXPECT_EQ(carried.status, 2) << carried.err;
+  EXPECT_NE(carried.err.find("is damaged (not a JSON record)"), std::string::npos) << carried.err;
+
+  // posc report names the line instead of leaving it off the chart.
+  writeText(out / "status.json", status);
+  const Measured report = measurePosc("report '" + out.string() + "'");
+  EXPECT_EQ(report.status, 2) << report.err;
+  EXPECT_NE(report.err.find("is not a JSON record"), std::string::npos) << report.err;
+}
+
+// `posc report /` neither fails with a raw file-system error nor writes a
+// comparison page into the root; a search below a folder stops at a study's
+// depth and skips what it may not read.
+TEST(HostileInput, ReportOfTheRootIsAUsageErrorAndSearchesAreShallow) {
+  const Measured root = measurePosc("report /");
+  expectCheapRefusal(root);
+  EXPECT_NE(root.err.find("the root of the file system"), std::string::npos) << root.err;
+  const fs::path page = scratch("posc_report_proc");
+  const Measured proc = measurePosc("report /proc --out '" + page.string() + "'");
+  expectCheapRefusal(proc);
+  EXPECT_NE(proc.err.find("holds no finished runs"), std::string::npos) << proc.err;
+}
+
+// The parser's errors past the limit are counted, not dropped from the count;
+// a 200 KB name is shown cut, not echoed whole.
+TEST(HostileInput, SyntaxErrorCountsAndHugeTokensInDiagnostics) {
+  const fs::path many = scratch("posc_many_errors") / "many.pos";
+  std::string text = "experiment e {\n";
+  for (int i = 0; i < 30; ++i) text += "  model { width = = }\n";
+  writeText(many, text + "}\n");
+  const Measured counted = measurePosc("check '" + many.string() + "'");
+  EXPECT_EQ(counted.status, 2);
+  EXPECT_NE(counted.err.find("30 errors generated; 10 not shown (the limit is 20"), std::string::npos) << counted.err;
+
+  const fs::path huge = scratch("posc_huge_token") / "huge.pos";
+  writeText(huge, "experiment e {\n  model { width = " + std::string(200000, 'w') + " }\n}\n");
+  const Measured shown = measurePosc("check '" + huge.string() + "'");
+  EXPECT_EQ(shown.status, 2);
+  EXPECT_LT(shown.err.size(), 4000u) << shown.err.substr(0, 4000);
+  EXPECT_NE(shown.err.find("bytes not shown"), std::string::npos) << shown.err.substr(0, 4000);
+}
+
+// Finding 8 and a minor one: `posc repl` reads a 40,000-line script in time
+// linear in its length (before: 66 s, each input padded with a newline per
+// earlier line), and a pipe of errors gets the diagnostics of the first 20
+// failed inputs and a count of the rest, not one error per line.
+TEST(HostileInput, ReplScriptsAreLinearAndTheirErrorsBounded) {
+  const fs::path dir = scratch("posc_repl_script");
+  std::string script;
+  for (int i = 0; i < 40000; ++i) script += "k" + std::to_string(i) + "(d) = " + std::to_string(i) + " * d\n";
+  writeText(dir / "long.repl", script + "k5(d) + )\n");
+  const Measured run = measurePosc("repl", (dir / "long.repl").string());
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("<stdin>:40001:9: error: unmatched ')'"), std::string::npos) << run.err;
+  EXPECT_LT(run.seconds, baseline().seconds + 10.0);
+
+  std::string garbage;
+  for (int i = 0; i < 5000; ++i) garbage += ")\n";
+  writeText(dir / "garbage.repl", garbage);
+  const Measured bounded = measurePosc("repl", (dir / "garbage.repl").string());
+  EXPECT_EQ(bounded.status, 2);
+  EXPECT_LT(bounded.err.size(), 5000u);
+  EXPECT_NE(bounded.err.find("5000 inputs had errors; the first 20 are shown"), std::string::npos) << bounded.err;
 }

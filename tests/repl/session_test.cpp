@@ -167,6 +167,34 @@ double valueOf(const Session& s, const std::string& kernel, double d) {
   return posc::analysis::TreeInterpreter(it->second.program).at(d);
 }
 
+// Findings of the hostile-input probe (docs/reliability.md): a line of
+// comments is no input; NaN points are no extremes, and are counted; an
+// input late in a script is numbered from its line without a padded copy of
+// the lines before it.
+TEST(ReplSession, CommentLinesNaNPointsAndLateScriptLines) {
+  Files files;
+  Session s(files.writer());
+  for (const char* comment : {"// the decay kernel", "  // indented", "// one\n// two"}) {
+    Reply r = s.submit(comment);
+    EXPECT_FALSE(r.failed()) << comment << "\n" << r.errors;
+    EXPECT_EQ(r.text, "");
+  }
+  s.submit("n(d) = log(d)");  // NaN for d < 0, -inf at 0
+  Reply sweep = s.submit(":sweep n, -3..3");
+  EXPECT_NE(sweep.text.find("  max 1.09861 at d = 3\n  min -inf at d = 0\n  3 of 7 points are NaN, the first at d = -3\n"),
+            std::string::npos)
+      << sweep.text;
+  Reply nan = s.submit(":sweep log(-1 - abs(d)), 0..2");
+  EXPECT_NE(nan.text.find("  max: none, every point is NaN\n  min: none, every point is NaN\n"), std::string::npos)
+      << nan.text;
+  Reply windows = s.submit(":windows n, -4..5, width = 5, target = 1");
+  EXPECT_NE(windows.text.find("| -4..0 | 0 | -inf | -inf |"), std::string::npos) << windows.text;  // not the NaN at -4
+  EXPECT_NE(windows.text.find("| 1..5 | 5 | 1.60944 | inf |"), std::string::npos) << windows.text;
+  Reply late = s.submit("k(d) = 3 * * d", "script.repl", 40000);
+  EXPECT_NE(late.errors.find("script.repl:40000:12: error:"), std::string::npos) << late.errors;
+  EXPECT_NE(late.errors.find("    k(d) = 3 * * d\n               ^"), std::string::npos) << late.errors;
+}
+
 }  // namespace
 
 TEST(ReplSession, LoadTurnsScoreFormulasIntoKernels) {

@@ -345,7 +345,10 @@ TEST(TrainCheckpoint, WarmStartCopiesMatchingAndKeepsNewParametersFresh) {
   EXPECT_THROW(train::loadCheckpoint(*strict, dir.path() / "final.pt"), std::runtime_error);
 }
 
-TEST(TrainCheckpoint, WarmStartSkipsShapeMismatches) {
+// A checkpoint of another model (here a wider feed-forward layer) is refused
+// with the mismatched tensors named, and nothing is copied: before, the
+// matching tensors were copied and the run trained on, exit 0.
+TEST(TrainCheckpoint, WarmStartRefusesAnotherModelAndCopiesNothing) {
   plan::ExperimentPlan small = testing::tinyAdditionPlan();
   plan::ExperimentPlan wide = small;
   wide.model.mlp_hidden = 128;
@@ -353,10 +356,42 @@ TEST(TrainCheckpoint, WarmStartSkipsShapeMismatches) {
   model::Gpt a = train::buildModel(small, 1, torch::kCPU);
   train::saveCheckpoint(*a, dir.path() / "final.pt");
   model::Gpt b = train::buildModel(wide, 2, torch::kCPU);
-  const train::WarmStartReport r = train::warmStart(*b, dir.path() / "final.pt");
-  ASSERT_FALSE(r.kept_fresh.empty());
-  for (const auto& k : r.kept_fresh) EXPECT_NE(k.find("shape"), std::string::npos) << k;
-  EXPECT_FALSE(r.copied.empty());
+  std::map<std::string, torch::Tensor> before;
+  for (const auto& p : b->named_parameters()) before[p.key()] = p.value().detach().clone();
+  try {
+    train::warmStart(*b, dir.path() / "final.pt");
+    ADD_FAILURE() << "a checkpoint of another model was taken";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("is of another model"), std::string::npos) << what;
+    EXPECT_NE(what.find("block0.mlp.fc1.weight (shape [256,64] in checkpoint, [128,64] here)"), std::string::npos) << what;
+  }
+  for (const auto& p : b->named_parameters()) EXPECT_TRUE(torch::equal(p.value(), before[p.key()])) << p.key();
+}
+
+// A checkpoint with NaN weights is refused where it is read, naming the
+// tensor (before, the first forward pass blamed the score formula).
+TEST(TrainCheckpoint, NonFiniteWeightsAreRefusedWhereTheyAreRead) {
+  plan::ExperimentPlan p = testing::tinyAdditionPlan();
+  ScratchDir dir("nan");
+  model::Gpt a = train::buildModel(p, 1, torch::kCPU);
+  {
+    torch::NoGradGuard no_grad;
+    a->named_parameters()["block1.mlp.fc2.weight"].index_put_({0, 3}, std::nan(""));
+  }
+  train::saveCheckpoint(*a, dir.path() / "final.pt");
+  for (bool strict : {false, true}) {
+    model::Gpt b = train::buildModel(p, 2, torch::kCPU);
+    try {
+      if (strict) train::loadCheckpoint(*b, dir.path() / "final.pt");
+      else train::warmStart(*b, dir.path() / "final.pt");
+      ADD_FAILURE() << "NaN weights were taken";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("tensor 'block1.mlp.fc2.weight' holds 1 non-finite value(s)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -6,10 +6,14 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+
+#include <unistd.h>
 
 #include "runtime/probe/probe.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/train/run_experiment.h"
+#include "runtime/train/run_folder.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/trainer.h"
 #include "tools/posc/cli.h"
@@ -103,6 +107,12 @@ int runProbe(const std::vector<std::string>& args) {
             "'{}' was trained with another model than this plan of {} describes:\n  the run:   {}\n  this plan: {}\n"
             "probe it with the experiment file and preset it was trained with (its copy: {})",
             from, o.files[0], trim(d->recorded), trim(d->current), (fs::path(from) / "source.pos").string()));
+    // A run started into the folder meanwhile would replace the checkpoints
+    // under the probe and receive the old model's results in its probes/.
+    // A folder this user cannot write is one no run of theirs can replace:
+    // its probes go to --out without the lock.
+    std::optional<train::FolderLock> lock;
+    if (out.empty() || ::access(from.c_str(), W_OK) == 0) lock.emplace(from, "probe");
     const torch::Device dev = train::resolveDevice(device);
     train::setThreads(threads);
     // Load every checkpoint before running anything, so a missing one writes nothing.

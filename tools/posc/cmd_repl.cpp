@@ -48,26 +48,33 @@ void writeFile(const std::string& path, const std::string& content) { results::w
 
 // Lines from stdin (a script or a pipe): inputs continue across lines like
 // in the terminal, and diagnostics name the line where each input starts.
+// Like a compiler's error limit (`posc --error-limit N`, 20 by default), the
+// diagnostics of the first N failed inputs are shown and the rest counted:
+// a pipe of garbage gets a bounded answer, not one error per line.
 int runScript(repl::Session& session) {
-  int status = 0, line_no = 0, first = 1;
+  const int shown = DiagnosticEngine::defaultErrorLimit();
+  int line_no = 0, first = 1, failed = 0;
   std::string line, pending;
-  while (std::getline(std::cin, line)) {
+  auto submit = [&]() {
+    repl::Reply r = session.submit(pending, "<stdin>", first);
+    pending.clear();
+    if (r.failed() && ++failed > shown && shown > 0) r.errors.clear();
+    print(r);
+    return !r.quit;
+  };
+  bool going = true;
+  while (going && std::getline(std::cin, line)) {
     ++line_no;
     if (pending.empty()) first = line_no;
     pending += pending.empty() ? line : "\n" + line;
     if (repl::Session::needsMoreInput(pending)) continue;
-    repl::Reply r = session.submit(pending, "<stdin>", first);
-    pending.clear();
-    print(r);
-    if (r.failed()) status = 2;
-    if (r.quit) return status;
+    going = submit();
   }
-  if (!pending.empty()) {
-    repl::Reply r = session.submit(pending, "<stdin>", first);
-    print(r);
-    if (r.failed()) status = 2;
-  }
-  return status;
+  if (going && !pending.empty()) submit();
+  if (shown > 0 && failed > shown)
+    std::fprintf(stderr, "%d inputs had errors; the first %d are shown (--error-limit N changes it, 0 shows all).\n",
+                 failed, shown);
+  return failed > 0 ? 2 : 0;
 }
 
 #if POSC_WITH_LIBEDIT

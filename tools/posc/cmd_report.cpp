@@ -60,6 +60,12 @@ int runReport(const std::vector<std::string>& args) {
     if (out.empty() && dirs.size() > 1)
       throw UsageError{"posc report: several folders need --out PAGE_DIR for the comparison page"};
     const fs::path page_dir = out.empty() ? dirs[0] : fs::path(out);
+    std::error_code ec;
+    const fs::path resolved = fs::weakly_canonical(fs::absolute(page_dir, ec), ec);
+    if (!ec && resolved == resolved.root_path())
+      throw UsageError{fmt::format("the comparison page would be written into '{}', the root of the file system; "
+                                   "give --out PAGE_DIR",
+                                   page_dir.string())};
     const std::vector<report::RunSummary> runs = report::collectRuns(dirs);
     std::vector<fs::path> written;  // a document run is one summary per task, one report
     for (const report::RunSummary& run : runs) {

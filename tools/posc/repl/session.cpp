@@ -74,6 +74,7 @@ std::string number(double v) { return plot::formatNumber(v, 6); }
 
 // "0.00" rather than "-0.00" for values that round to zero.
 std::string twoDecimals(double v) {
+  if (std::isnan(v)) return "nan";
   std::string s = fmt::format("{:.2f}", v);
   return s == "-0.00" ? "0.00" : s;
 }
@@ -133,12 +134,12 @@ std::string Session::help() {
 
 Reply Session::submit(const std::string& input, const std::string& origin, int first_line) {
   Reply reply;
-  // Keep byte offsets: a continuation backslash becomes a space; earlier
-  // lines of a script become empty lines, so locations name the script line.
+  // Keep byte offsets: a continuation backslash becomes a space. The input
+  // is numbered from its script line, so locations name that line.
   std::string text = input;
   for (size_t at = text.find("\\\n"); at != std::string::npos; at = text.find("\\\n", at)) text[at] = ' ';
   SourceManager sources;
-  int32_t id = sources.add(origin, std::string(static_cast<size_t>(std::max(0, first_line - 1)), '\n') + text);
+  int32_t id = sources.add(origin, text, first_line);
   DiagnosticEngine diags(sources);
   auto finish = [&]() {
     if (diags.hasErrors()) {
@@ -148,9 +149,14 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
     return reply;
   };
 
+  // Nothing to do: blank, or comments alone (`// the decay kernel`).
   bool blank = true;
-  for (char c : text)
-    if (!std::isspace(static_cast<unsigned char>(c))) blank = false;
+  for (size_t i = 0; i < text.size() && blank; ++i) {
+    if (text[i] == '/' && i + 1 < text.size() && text[i + 1] == '/')
+      while (i < text.size() && text[i] != '\n') ++i;
+    else if (!std::isspace(static_cast<unsigned char>(text[i])))
+      blank = false;
+  }
   if (blank) return reply;
 
   std::optional<ast::ReplLine> line = parse::parseReplLine(id, sources, diags);
@@ -405,16 +411,28 @@ Reply Session::submit(const std::string& input, const std::string& origin, int f
       for (size_t i = 0; i < s.d.size(); ++i) t.addRow({number(s.d[i]), number(s.value[i])});
       reply.text = plot::toMarkdown(t);
     } else if (c == "sweep") {
-      size_t lo = 0, hi = 0;
+      // Extremes over the points that are numbers; NaN points are counted apart.
+      std::optional<size_t> lo, hi, first_nan;
+      size_t nans = 0;
       for (size_t i = 0; i < s.value.size(); ++i) {
-        if (s.value[i] < s.value[lo]) lo = i;
-        if (s.value[i] > s.value[hi]) hi = i;
+        if (std::isnan(s.value[i])) {
+          if (nans++ == 0) first_nan = i;
+          continue;
+        }
+        if (!lo || s.value[i] < s.value[*lo]) lo = i;
+        if (!hi || s.value[i] > s.value[*hi]) hi = i;
       }
-      reply.text = fmt::format("{}: {} points on {}..{} (step {})\n  max {} at d = {}\n  min {} at d = {}\n"
-                               "  {} in {:.3g} ms ({:.3g} evaluations/s)\n",
+      auto extreme = [&](const char* what, std::optional<size_t> at) {
+        return at ? fmt::format("  {} {} at d = {}\n", what, number(s.value[*at]), number(s.d[*at]))
+                  : fmt::format("  {}: none, every point is NaN\n", what);
+      };
+      reply.text = fmt::format("{}: {} points on {}..{} (step {})\n{}{}{}  {} in {:.3g} ms ({:.3g} evaluations/s)\n",
                                k->label, s.d.size(), number(over->first), number(over->second), number(*step),
-                               number(s.value[hi]), number(s.d[hi]), number(s.value[lo]), number(s.d[lo]), eval->name(),
-                               seconds * 1e3, static_cast<double>(s.d.size()) / std::max(seconds, 1e-9));
+                               extreme("max", hi), extreme("min", lo),
+                               nans ? fmt::format("  {} of {} points are NaN, the first at d = {}\n", nans,
+                                                  s.value.size(), number(s.d[*first_nan]))
+                                    : "",
+                               eval->name(), seconds * 1e3, static_cast<double>(s.d.size()) / std::max(seconds, 1e-9));
     } else if (c == "aliases" || c == "windows") {
       auto target = args.number("target", 0);
       if (!target) return finish();
