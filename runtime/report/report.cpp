@@ -2,7 +2,6 @@
 #include "runtime/report/report.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <fstream>
@@ -11,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "runtime/formats/metrics_log.h"
 #include "runtime/plot/table.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/train/run_folder.h"
@@ -161,23 +161,12 @@ figure {{ margin: 1em 0; }}
 
 plot::Chart trainingCurve(const std::string& metrics_jsonl, const std::string& title) {
   std::map<uint64_t, plot::Series> by_seed;
-  std::stringstream ss(metrics_jsonl);
-  std::string line;
-  for (int number = 1; std::getline(ss, line); ++number) {
-    if (line.empty()) continue;
-    const nlohmann::json record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!record.is_object())
-      throw std::runtime_error(fmt::format("metrics.jsonl line {} is not a JSON record", number));
-    auto seed = record.find("seed"), step = record.find("step"), loss = record.find("loss");
-    // A loss that was not finite is written as null (JSON has no NaN): no point.
-    if (seed == record.end() || step == record.end() || loss == record.end() || loss->is_null()) continue;
-    if (!seed->is_number_unsigned() || !step->is_number() || !loss->is_number())
-      throw std::runtime_error(fmt::format("metrics.jsonl line {}: seed, step or loss is not a number", number));
-    plot::Series& s = by_seed[seed->get<uint64_t>()];
-    s.name = fmt::format("seed {}", seed->get<uint64_t>());
+  for (const formats::LossPoint& point : formats::lossCurve(metrics_jsonl)) {
+    plot::Series& s = by_seed[point.seed];
+    s.name = fmt::format("seed {}", point.seed);
     s.style = plot::Style::Line;
-    s.x.push_back(step->get<double>());
-    s.y.push_back(loss->get<double>());
+    s.x.push_back(point.step);
+    s.y.push_back(point.loss);
   }
   plot::Chart c;
   c.title = title;

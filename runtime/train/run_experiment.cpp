@@ -20,9 +20,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "runtime/eval/documents.h"
+#include "runtime/formats/metrics_log.h"
 #include "runtime/eval/greedy.h"
 #include "runtime/longctx/protocol_report.h"
 #include "runtime/longctx/sequence.h"
@@ -255,12 +255,10 @@ void openFolder(Run& run) {
   if (run.resuming) {
     // The log is carried into the finished run: every line must be a record.
     run.metrics.emplace(results::JsonLinesLog::reopen(run.out_dir / "metrics.jsonl"));
-    const std::vector<std::string>& lines = run.metrics->lines();
-    for (size_t i = 0; i < lines.size(); ++i)
-      if (!nlohmann::json::accept(lines[i]))
-        throw UserError(fmt::format("cannot continue the run in '{}': line {} of metrics.jsonl is damaged (not a JSON "
-                                    "record); restore it, or start over with --fresh",
-                                    run.out_dir.string(), i + 1));
+    if (std::optional<size_t> line = formats::firstDamagedLine(run.metrics->lines()))
+      throw UserError(fmt::format("cannot continue the run in '{}': line {} of metrics.jsonl is damaged (not a JSON "
+                                  "record); restore it, or start over with --fresh",
+                                  run.out_dir.string(), *line));
   } else {
     run.metrics.emplace(run.out_dir / "metrics.jsonl");
   }

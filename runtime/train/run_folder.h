@@ -3,14 +3,8 @@
 //   <out>/.lock         flock()ed by the posc process that runs into the
 //                       folder; it holds that process's pid, so a second run
 //                       into the folder fails at once naming it
-//   <out>/status.json   the run's state, rewritten atomically as it goes:
-//       {"state":"running","pid":123,"plan_hash":"...","seeds_done":[0],
-//        "metrics_lines":41,"seed":1,"step":1500,"message":""}
-//     state: running (a SIGKILL leaves this with a dead pid), interrupted
-//     (SIGINT/SIGTERM: stopped at a step boundary with a resume point),
-//     failed (an error ended it) or finished. seeds_done and metrics_lines
-//     are the last committed point: seeds fully trained and evaluated, and
-//     the lines of metrics.jsonl they wrote.
+//   <out>/status.json   the run's state, rewritten atomically as it goes
+//                       (its format: runtime/formats/run_status.h)
 //
 // posc run continues an unfinished run of the same plan and refuses one of a
 // different plan unless asked to start over; posc report shows the state.
@@ -21,6 +15,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "runtime/formats/run_status.h"
 
 namespace posc::train {
 
@@ -40,23 +36,11 @@ class FolderLock {
   int fd_ = -1;
 };
 
-struct RunStatus {
-  std::string state = "running";  // running | interrupted | failed | finished
-  long pid = 0;
-  std::string plan_hash;
-  std::vector<uint64_t> seeds_done;
-  size_t metrics_lines = 0;
-  std::optional<uint64_t> seed;  // the seed in progress (interrupted/failed)
-  int step = 0;                  // its last resume point
-  std::string message;           // why it failed or stopped
+// The status's text is runtime/formats/run_status.h.
+using formats::RunStatus;
+using formats::parseStatus;
+using formats::statusJson;
 
-  bool finished() const { return state == "finished"; }
-  bool seedDone(uint64_t s) const;
-};
-
-std::string statusJson(const RunStatus& s);
-// nullopt when the text is not a status written by statusJson.
-std::optional<RunStatus> parseStatus(const std::string& json);
 std::optional<RunStatus> readStatus(const std::filesystem::path& dir);
 void writeStatus(const std::filesystem::path& dir, const RunStatus& s);  // atomic
 

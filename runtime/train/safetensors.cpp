@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "runtime/formats/safetensors_layout.h"
 #include "runtime/results/atomic_file.h"
 
 namespace posc::train {
@@ -33,6 +34,13 @@ const std::vector<DType>& dtypes() {
       {"U8", torch::kByte, 1},    {"BOOL", torch::kBool, 1},
   };
   return table;
+}
+
+// Every name of formats::safetensorsDTypes() is in the table above.
+const DType& dtypeNamed(const std::string& name) {
+  for (const DType& d : dtypes())
+    if (name == d.name) return d;
+  throw std::logic_error("safetensors: no tensor type for dtype " + name);
 }
 
 const DType& dtypeOf(torch::ScalarType t) {
@@ -83,11 +91,7 @@ std::string renamed(const char* format, const std::smatch& m) {
   return module + "." + m[m.size() - 1].str();
 }
 
-std::string shapeText(at::IntArrayRef sizes) {
-  std::string s = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + "]";
-}
+std::string shapeText(at::IntArrayRef sizes) { return formats::shapeText(sizes.vec()); }
 
 std::string readAll(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -149,61 +153,19 @@ void writeSafetensors(const NamedTensors& tensors, const std::map<std::string, s
 
 SafetensorsFile readSafetensors(const std::filesystem::path& path) {
   const std::string bytes = readAll(path);
-  auto fail = [&](const std::string& why) {
-    return std::runtime_error(fmt::format("'{}' is not a valid safetensors file: {}", path.string(), why));
-  };
-  if (bytes.size() < 8) throw fail("shorter than its 8-byte header length");
-  uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[static_cast<size_t>(i)])) << (8 * i);
-  if (n > bytes.size() - 8) throw fail(fmt::format("its header claims {} bytes, the file has {}", n, bytes.size() - 8));
-  json header;
+  formats::SafetensorsLayout layout;
   try {
-    header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(n));
-  } catch (const json::exception& e) {
-    throw fail(fmt::format("its header is not JSON ({})", e.what()));
+    layout = formats::parseSafetensorsLayout(bytes);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("'{}' is not a valid safetensors file: {}", path.string(), e.what()));
   }
-  if (!header.is_object()) throw fail("its header is not a JSON object");
-  const size_t data_begin = 8 + n, data_size = bytes.size() - data_begin;
   SafetensorsFile out;
-  for (const auto& [name, entry] : header.items()) {
-    if (name == "__metadata__") {
-      if (!entry.is_object()) throw fail("__metadata__ is not an object");
-      for (const auto& [k, v] : entry.items()) {
-        if (!v.is_string()) throw fail(fmt::format("metadata '{}' is not a string", k));
-        out.metadata[k] = v.get<std::string>();
-      }
-      continue;
-    }
-    auto bad = [&](const std::string& why) { return fail(fmt::format("tensor '{}': {}", name, why)); };
-    if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
-      throw bad("needs dtype, shape and data_offsets");
-    const json& dt = entry["dtype"];
-    const DType* d = nullptr;
-    if (dt.is_string())
-      for (const DType& x : dtypes())
-        if (dt.get<std::string>() == x.name) d = &x;
-    if (!d) throw bad(fmt::format("unknown dtype {}", dt.dump()));
-    std::vector<int64_t> shape;
-    uint64_t count = 1;
-    if (!entry["shape"].is_array()) throw bad("shape is not a list");
-    for (const json& s : entry["shape"]) {
-      if (!s.is_number_unsigned()) throw bad("shape holds something other than sizes");
-      const uint64_t v = s.get<uint64_t>();
-      if (v > (uint64_t{1} << 40) || (v > 0 && count > (uint64_t{1} << 40) / v)) throw bad("shape is too large");
-      count *= v;
-      shape.push_back(static_cast<int64_t>(v));
-    }
-    const json& off = entry["data_offsets"];
-    if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
-      throw bad("data_offsets is not two offsets");
-    const uint64_t begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
-    if (begin > end || end > data_size) throw bad(fmt::format("bytes {}..{} lie outside the {} bytes of data", begin, end, data_size));
-    if (end - begin != count * d->bytes)
-      throw bad(fmt::format("shape {} of {} needs {} bytes, its offsets span {}", shapeText(shape), d->name,
-                            count * d->bytes, end - begin));
-    torch::Tensor t = torch::empty(shape, torch::TensorOptions().dtype(d->type));
-    if (count > 0) std::memcpy(t.data_ptr(), bytes.data() + data_begin + begin, end - begin);
-    out.tensors.emplace_back(name, t);
+  out.metadata = std::move(layout.metadata);
+  for (const formats::TensorLayout& t : layout.tensors) {
+    const DType& d = dtypeNamed(t.dtype->name);
+    torch::Tensor tensor = torch::empty(t.shape, torch::TensorOptions().dtype(d.type));
+    if (t.end > t.begin) std::memcpy(tensor.data_ptr(), bytes.data() + layout.data_begin + t.begin, t.end - t.begin);
+    out.tensors.emplace_back(t.name, tensor);
   }
   return out;
 }

@@ -3,7 +3,8 @@
 # posc without LibTorch, under AddressSanitizer and UndefinedBehaviorSanitizer),
 # runs those parts' unit tests sanitized, then each libFuzzer harness for
 # SECONDS (default 60), seeded with every .pos file in the tree, the REPL
-# seeds and the checked-in corpus, with the grammar dictionary.
+# and run-folder seeds and the checked-in corpus (the language's harnesses
+# with the grammar dictionary).
 #
 #   bash tests/fuzz/run.sh [SECONDS] [BUILD_DIR]
 #
@@ -29,19 +30,22 @@ ctest --test-dir "$build" -j2 --output-on-failure
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-for harness in front_end repl; do
+for harness in front_end repl run_folder; do
   work="$build/corpus/$harness"
   mkdir -p "$work"
-  seeds=("tests/fuzz/corpus/$harness")
+  seeds=()
+  [ -d "tests/fuzz/corpus/$harness" ] && seeds+=("tests/fuzz/corpus/$harness")
   if [ "$harness" = front_end ]; then
     mkdir -p "$build/seeds/front_end"
     find examples stdlib tests/golden tests/onnx -name '*.pos' -exec cp {} "$build/seeds/front_end/" \; 2>/dev/null || true
     seeds+=("$build/seeds/front_end")
   else
-    seeds+=("tests/fuzz/seeds/repl")
+    seeds+=("tests/fuzz/seeds/$harness")
   fi
   echo "fuzzing $harness for ${seconds}s"
-  "$build/tests/fuzz/${harness}_fuzzer" "$work" "${seeds[@]}" -dict=tests/fuzz/pos.dict \
+  dict=()
+  [ "$harness" != run_folder ] && dict=(-dict=tests/fuzz/pos.dict)  # the language's words
+  "$build/tests/fuzz/${harness}_fuzzer" "$work" "${seeds[@]}" "${dict[@]}" \
     -max_total_time="$seconds" -max_len=4096 -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$build/${harness}-" 2>&1 | grep -E "^(INFO: Loaded|#[0-9]+ +DONE|stat::|==[0-9]+==ERROR|SUMMARY)" || true
   if ls "$build/${harness}-"* >/dev/null 2>&1; then
