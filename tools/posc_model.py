@@ -24,12 +24,39 @@ definition.
 """
 import json
 import math
+import os
 import struct
 
 import torch
 import torch.nn.functional as F
 
 _DTYPES = {"F32": torch.float32, "F64": torch.float64, "I64": torch.int64}
+
+_FLEX = None  # (flex_attention, create_block_mask) once looked up; False without them
+
+
+def _flex():
+    """FlexAttention's functions on PyTorch >= 2.5, else None. With
+    POSC_FLEX_COMPILE=1, flex_attention is torch.compile'd (a fused kernel;
+    on the CPU this needs a C++ compiler)."""
+    global _FLEX
+    if _FLEX is None:
+        try:
+            from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+            if os.environ.get("POSC_FLEX_COMPILE") == "1":
+                flex_attention = torch.compile(flex_attention)
+            _FLEX = (flex_attention, create_block_mask)
+        except ImportError:
+            _FLEX = False
+    return _FLEX or None
+
+
+def attention_path():
+    """How attention runs here: "flex_attention", "compiled flex_attention"
+    or "dense score tensor" (FlexAttention's definition, before 2.5)."""
+    if _flex() is None:
+        return "dense score tensor"
+    return "compiled flex_attention" if os.environ.get("POSC_FLEX_COMPILE") == "1" else "flex_attention"
 
 
 def read_safetensors(path):
@@ -110,11 +137,9 @@ class PoscGPT(torch.nn.Module):
         k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
         q, k = self.attention.apply_rotary(q, k, channels)
         score_mod = self.attention.make_score_mod(channels, {n: t.to(x.dtype) for n, t in self.params.items()})
-        try:
-            from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-        except ImportError:
-            flex_attention = None
-        if flex_attention is not None:
+        flex = _flex()
+        if flex is not None:
+            flex_attention, create_block_mask = flex
             mask = create_block_mask(self.attention.mask_mod, B, None, L, L, device=x.device)
             out = flex_attention(q, k, v, score_mod=score_mod, block_mask=mask)
         else:

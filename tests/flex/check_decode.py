@@ -18,7 +18,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
-from posc_model import PoscGPT, read_safetensors  # noqa: E402
+from posc_model import PoscGPT, attention_path, read_safetensors  # noqa: E402
 
 
 def cut(row, eos):
@@ -59,6 +59,7 @@ def main():
             correct_eos += bool(posc) and posc[-1] == eos
             if mine != posc:
                 print(f"{os.path.basename(path)} problem {b}: python {mine}, posc {posc}")
+    print(f"attention through {attention_path()} (torch {torch.__version__})")
     print(f"same greedy answers: {same} of {total} ({correct_eos} of posc's end with <eos>)")
     return 0 if same == total and total > 0 else 1
 

@@ -12,7 +12,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
-from posc_model import PoscGPT, read_safetensors  # noqa: E402
+import torch  # noqa: E402
+from posc_model import PoscGPT, attention_path, read_safetensors  # noqa: E402
 
 
 def main():
@@ -26,6 +27,7 @@ def main():
     logits = model(data["tokens"], data["channels"], dtype=expected.dtype)
     worst = (logits - expected).abs().max().item()
     same = bool((logits.argmax(-1) == expected.argmax(-1)).all())
+    print(f"attention through {attention_path()} (torch {torch.__version__})")
     print(f"largest logit difference {worst:.3g} ({expected.dtype}); same greedy choices: {same}")
     return 0 if worst <= tolerance and same else 1
 

@@ -8,7 +8,8 @@ parameters as `param.<name>`, and `expected`: posc's attention probabilities
 after the score terms and the causal mask. The score_mod is applied
 elementwise as FlexAttention defines it - here to the dense score tensor, with
 b, h, q_idx and kv_idx broadcast over it (this PyTorch may predate
-flex_attention) - then mask_mod and a softmax over the keys. Also applies
+flex_attention) - then mask_mod and a softmax over the keys; on PyTorch >= 2.5
+also through flex_attention itself. Also applies
 apply_rotary to random queries and keys against posc's rotated ones when DATA
 has `q`, `k`, `q_rotated`, `k_rotated`. Prints the largest differences; exits
 1 when one exceeds TOLERANCE.
@@ -21,6 +22,28 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 from posc_model import read_safetensors  # noqa: E402
+
+
+def flex_probabilities(mod, scores, channels, params):
+    """The same probabilities through torch.nn.attention.flex_attention
+    itself (PyTorch >= 2.5; None before): queries and keys of zeros, a
+    score_mod that reads posc's score for (b, h, q_idx, kv_idx) before the
+    emitted one, and the identity as values, so that the output is the
+    attention matrix."""
+    try:
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    except ImportError:
+        return None
+    B, H, L, _ = scores.shape
+    inner = mod.make_score_mod(channels, params)
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return inner(scores[b, h, q_idx, kv_idx], b, h, q_idx, kv_idx)
+
+    zeros = torch.zeros(B, H, L, L, dtype=scores.dtype)
+    identity = torch.eye(L, dtype=scores.dtype).expand(B, H, L, L).contiguous()
+    mask = create_block_mask(mod.mask_mod, B, H, L, L, device="cpu")
+    return flex_attention(zeros, zeros, identity, score_mod=score_mod, block_mask=mask)
 
 
 def main():
@@ -46,6 +69,11 @@ def main():
     worst = (probabilities - data["expected"]).abs().max().item()
     print(f"largest probability difference {worst:.3g} ({scores.dtype})")
     failed = not worst <= tolerance
+    through_flex = flex_probabilities(mod, scores, channels, params)
+    if through_flex is not None:
+        err = (through_flex - data["expected"]).abs().max().item()
+        print(f"through flex_attention (torch {torch.__version__}): largest probability difference {err:.3g}")
+        failed = failed or not err <= tolerance
     if "q" in data:
         q, k = mod.apply_rotary(data["q"], data["k"], channels)
         for name, got, want in (("query", q, data["q_rotated"]), ("key", k, data["k_rotated"])):

@@ -1,14 +1,15 @@
 // `posc emit flex` against posc itself: for every example experiment, the
 // emitted score_mod, applied in Python as FlexAttention defines it (to every
-// score, here broadcast over a dense tensor: python3-torch 1.13 has no
-// flex_attention), with the emitted mask_mod and a softmax, gives posc's
+// score broadcast over a dense tensor under Debian's python3-torch 1.13,
+// which has no flex_attention; through flex_attention itself under PyTorch
+// 2.x, tools/python_env.sh), with the emitted mask_mod and a softmax, gives posc's
 // attention probabilities - with parameters moved off their initial values,
 // the experiment's exemptions and the causal mask - to 1e-12 in float64 and
 // 1e-5 in float32; and the emitted apply_rotary rotates queries and keys as
 // posc does. tests/flex/check_score_mod.py does the Python side. Then a posc
 // model runs in plain PyTorch (tools/posc_model.py) with posc's logits
-// (1e-10 / 1e-5) and greedy choices (check_model.py). The tests skip where
-// python3 cannot import torch.
+// (1e-10 / 1e-5) and greedy choices (check_model.py), eagerly and, under
+// 2.x, torch.compile'd. The tests skip where no python3 can import torch.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -35,11 +36,50 @@ namespace {
 using namespace posc;
 namespace fs = std::filesystem;
 
-// Debian's interpreter, where python3-torch installs (a python3 earlier on
-// PATH, such as a pyenv one, would not see it).
-std::string python() { return fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3"; }
+// The Python interpreters the checks run under: Debian's, where
+// python3-torch 1.13 installs (a python3 earlier on PATH, such as a pyenv
+// one, would not see it), which applies the emitted functions to a dense
+// score tensor, FlexAttention's definition; and PyTorch 2.x's environment
+// (tools/python_env.sh, .venv-torch), where they run through
+// torch.nn.attention.flex_attention itself. Each that can import torch.
+struct Interpreter {
+  std::string path;
+  bool flex = false;  // PyTorch >= 2.5: the checks must say they went through flex_attention
+};
 
-bool pythonHasTorch() { return std::system((python() + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0; }
+const std::vector<Interpreter>& interpreters() {
+  static const std::vector<Interpreter> found = [] {
+    auto imports = [](const std::string& python) {
+      return std::system((python + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
+    };
+    std::vector<Interpreter> out;
+    const std::string debian = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+    if (imports(debian)) out.push_back({debian, false});
+    const std::string venv = std::string(POSC_SOURCE_DIR) + "/.venv-torch/bin/python";
+    if (fs::exists(venv) && imports(venv)) out.push_back({venv, true});
+    return out;
+  }();
+  return found;
+}
+
+constexpr const char* kNoTorch =
+    "no python3 can import torch (Debian: apt-get install python3-torch; PyTorch 2.x: bash tools/python_env.sh)";
+
+// Runs a check script under `python`; its output goes to `log`. Under
+// PyTorch 2.x the output must name flex_attention: a silent fall-back to the
+// dense path would leave FlexAttention untested.
+void expectCheckPasses(const Interpreter& python, const std::string& script_and_args, const fs::path& log,
+                       const std::string& environment = "") {
+  const std::string cmd = environment + python.path + " '" POSC_SOURCE_DIR "/tests/flex/" + script_and_args + " >'" +
+                          log.string() + "' 2>&1";
+  const std::string printed = [&] {
+    const int status = std::system(cmd.c_str());
+    const std::string text = posc::testing::readFile(log);
+    EXPECT_EQ(status, 0) << python.path << "\n" << text;
+    return text;
+  }();
+  if (python.flex) EXPECT_NE(printed.find("flex_attention"), std::string::npos) << python.path << "\n" << printed;
+}
 
 std::vector<std::string> exampleFiles() {
   std::vector<std::string> files;
@@ -90,7 +130,7 @@ void writeCase(const plan::ExperimentPlan& plan, torch::ScalarType dtype, const 
 }
 
 TEST(Flex, EmittedScoreModsGivePoscsProbabilities) {
-  if (!pythonHasTorch()) GTEST_SKIP() << "python3 cannot import torch (Debian: apt-get install python3-torch)";
+  if (interpreters().empty()) GTEST_SKIP() << kNoTorch;
   const fs::path dir = fs::path(::testing::TempDir()) / "flex";
   fs::create_directories(dir);
   int checked = 0;
@@ -108,10 +148,11 @@ TEST(Flex, EmittedScoreModsGivePoscsProbabilities) {
     for (auto [dtype, tolerance] : {std::pair{torch::kDouble, 1e-12}, std::pair{torch::kFloat, 1e-5}}) {
       const fs::path data = dir / (stem + (dtype == torch::kDouble ? ".f64" : ".f32") + ".safetensors");
       writeCase(plan, dtype, data);
-      const fs::path log = dir / (stem + ".log");
-      const std::string cmd = python() + " '" POSC_SOURCE_DIR "/tests/flex/check_score_mod.py' '" + module.string() + "' '" +
-                              data.string() + "' " + fmt::format("{:g}", tolerance) + " >'" + log.string() + "' 2>&1";
-      EXPECT_EQ(std::system(cmd.c_str()), 0) << posc::testing::readFile(log);
+      for (const Interpreter& python : interpreters())
+        expectCheckPasses(python,
+                          "check_score_mod.py' '" + module.string() + "' '" + data.string() + "' " +
+                              fmt::format("{:g}", tolerance),
+                          dir / (stem + ".log"));
     }
     ++checked;
   }
@@ -161,7 +202,7 @@ void writeModelCase(plan::ExperimentPlan plan, torch::ScalarType dtype, const fs
 // every position of 50 teacher-forced problems. The trained adder covers
 // today's blocks (grouped-query heads, qk_norm, SwiGLU, no biases).
 TEST(Flex, PoscModelInPythonGivesPoscsLogits) {
-  if (!pythonHasTorch()) GTEST_SKIP() << "python3 cannot import torch (Debian: apt-get install python3-torch)";
+  if (interpreters().empty()) GTEST_SKIP() << kNoTorch;
   const fs::path dir = fs::path(::testing::TempDir()) / "flex_model";
   fs::create_directories(dir);
   for (auto [file, preset] : {std::pair{"examples/addition/rope2d_decay_sink.pos", "small"},
@@ -183,20 +224,48 @@ TEST(Flex, PoscModelInPythonGivesPoscsLogits) {
       const std::string tag = dtype == torch::kDouble ? ".f64" : ".f32";
       const fs::path model = dir / (stem + tag + ".model.safetensors"), data = dir / (stem + tag + ".data.safetensors");
       writeModelCase(plan, dtype, model, data);
-      const fs::path log = dir / (stem + ".log");
-      const std::string cmd = python() + " '" POSC_SOURCE_DIR "/tests/flex/check_model.py' '" + module.string() + "' '" +
-                              model.string() + "' '" + data.string() + "' " + fmt::format("{:g}", tolerance) + " >'" +
-                              log.string() + "' 2>&1";
-      EXPECT_EQ(std::system(cmd.c_str()), 0) << posc::testing::readFile(log);
+      for (const Interpreter& python : interpreters())
+        expectCheckPasses(python,
+                          "check_model.py' '" + module.string() + "' '" + model.string() + "' '" + data.string() + "' " +
+                              fmt::format("{:g}", tolerance),
+                          dir / (stem + ".log"));
     }
   }
+}
+
+// The same under torch.compile (PyTorch 2.x's environment only): inductor
+// fuses the emitted score_mod into a CPU kernel, which must still give
+// posc's logits (f32, 1e-4) and greedy choices. One example, the study's
+// winner: a compile takes about 15 s per shape on this CPU.
+TEST(Flex, CompiledFlexAttentionGivesPoscsLogits) {
+  const auto flex = std::find_if(interpreters().begin(), interpreters().end(), [](const Interpreter& i) { return i.flex; });
+  if (flex == interpreters().end()) GTEST_SKIP() << "no PyTorch 2.x environment (bash tools/python_env.sh)";
+  // Made from Debian's Python, inductor links its CPU kernels against
+  // Debian's LibTorch 1.13 (docs/results.md): torch.compile cannot work there.
+  if (std::system((flex->path + " -c 'import sys; sys.exit(sys.base_prefix == \"/usr\")'").c_str()) != 0)
+    GTEST_SKIP() << "the PyTorch 2.x environment was made from Debian's python3; see docs/results.md";
+  const fs::path dir = fs::path(::testing::TempDir()) / "flex_compiled";
+  fs::create_directories(dir);
+  const std::string file = "examples/addition/rope2d_decay_sink.pos";
+  const plan::ExperimentPlan plan = compileSmall(file);
+  ASSERT_FALSE(plan.name.empty());
+  const posc::testing::PoscResult emitted = posc::testing::runPosc("emit flex " + file + " --preset small");
+  ASSERT_EQ(emitted.status, 0) << emitted.err;
+  const fs::path module = dir / "attention.py", model = dir / "model.safetensors", data = dir / "data.safetensors";
+  posc::testing::writeFile(module, emitted.out);
+  writeModelCase(plan, torch::kFloat, model, data);
+  const fs::path log = dir / "compiled.log";
+  expectCheckPasses(*flex, "check_model.py' '" + module.string() + "' '" + model.string() + "' '" + data.string() + "' 1e-4",
+                    log, "POSC_FLEX_COMPILE=1 ");
+  EXPECT_NE(posc::testing::readFile(log).find("attention through compiled flex_attention"), std::string::npos)
+      << posc::testing::readFile(log);
 }
 
 // A model saved from Python (its own safetensors writer, GPT names only)
 // warm-starts a posc run; posc's extras absent from the file (the decay
 // rates) keep their initialisation and the run says so.
 TEST(Flex, AModelSavedFromPythonWarmStartsPosc) {
-  if (!pythonHasTorch()) GTEST_SKIP() << "python3 cannot import torch (Debian: apt-get install python3-torch)";
+  if (interpreters().empty()) GTEST_SKIP() << kNoTorch;
   const fs::path dir = fs::path(::testing::TempDir()) / "flex_warm";
   fs::create_directories(dir);
   const std::string common = " --preset small --no-progress --threads 1 --set train.steps=5 --set task.test_digits=[3]"
@@ -205,7 +274,7 @@ TEST(Flex, AModelSavedFromPythonWarmStartsPosc) {
       posc::testing::runPosc("run examples/addition/rope2d_decay.pos" + common + " --out '" + (dir / "first").string() + "'");
   ASSERT_EQ(first.status, 0) << first.err;
   const fs::path from_python = dir / "from_python.safetensors";
-  const std::string cmd = python() + " '" POSC_SOURCE_DIR "/tests/flex/save_from_python.py' '" +
+  const std::string cmd = interpreters().front().path + " '" POSC_SOURCE_DIR "/tests/flex/save_from_python.py' '" +
                           (dir / "first/seed0/final.safetensors").string() + "' '" + from_python.string() + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   const posc::testing::PoscResult warm = posc::testing::runPosc(
@@ -265,7 +334,7 @@ void writeDecodeCase(model::Gpt& gpt, const plan::ExperimentPlan& plan, int digi
 // Python decodes autoregressively (a full forward pass per emitted token) as
 // posc's KV-cache decoder does: 25 at the training length and 25 beyond it.
 TEST(Flex, TrainedPoscModelDecodesGreedilyInPythonAsInPosc) {
-  if (!pythonHasTorch()) GTEST_SKIP() << "python3 cannot import torch (Debian: apt-get install python3-torch)";
+  if (interpreters().empty()) GTEST_SKIP() << kNoTorch;
   const fs::path dir = fs::path(::testing::TempDir()) / "flex_decode";
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -292,9 +361,11 @@ TEST(Flex, TrainedPoscModelDecodesGreedilyInPythonAsInPosc) {
     data_files += " '" + data.string() + "'";
   }
   const fs::path log = dir / "decode.log";
-  const std::string cmd = python() + " '" POSC_SOURCE_DIR "/tests/flex/check_decode.py' '" + module.string() + "' '" +
-                          (dir / "run/seed0/final.safetensors").string() + "'" + data_files + " >'" + log.string() +
-                          "' 2>&1";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << posc::testing::readFile(log);
-  std::fprintf(stderr, "%s", posc::testing::readFile(log).c_str());
+  for (const Interpreter& python : interpreters()) {
+    expectCheckPasses(python,
+                      "check_decode.py' '" + module.string() + "' '" + (dir / "run/seed0/final.safetensors").string() +
+                          "'" + data_files,
+                      log);
+    std::fprintf(stderr, "%s", posc::testing::readFile(log).c_str());
+  }
 }
