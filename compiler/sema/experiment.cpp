@@ -363,15 +363,20 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
   if (diags.errorCount() > errors_before) return std::nullopt;
 
   if (a.plan.train.init_file) {
-    // Relative to the folder of the experiment's file; it must exist now.
+    // A relative path written in a file is read from that file's folder; one
+    // given on the command line (--set), from the working folder, as a shell
+    // user means it. It must exist now.
+    auto at = ctx.written.find("train.init_from");
+    const bool from_command_line =
+        at != ctx.written.end() && at->second.valid() && sources.file(at->second.file).path().rfind("--set ", 0) == 0;
     std::filesystem::path f(*a.plan.train.init_file);
-    if (f.is_relative()) f = std::filesystem::path(program.main().path).parent_path() / f;
+    if (f.is_relative() && !from_command_line) f = std::filesystem::path(program.main().path).parent_path() / f;
     std::error_code ec;
     if (!std::filesystem::is_regular_file(f, ec)) {
-      auto at = ctx.written.find("train.init_from");
       Diagnostic& d = diags.error(at != ctx.written.end() ? at->second : target->name.range,
                                   fmt::format("cannot read the warm-start file '{}'", f.string()));
-      d.hint = "a relative path is read from the folder of the experiment's .pos file";
+      d.hint = from_command_line ? "a relative path given with --set is read from the working folder"
+                                 : "a relative path is read from the folder of the experiment's .pos file";
       return std::nullopt;
     }
     a.plan.train.init_file = std::filesystem::absolute(f).lexically_normal().string();

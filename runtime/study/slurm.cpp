@@ -97,7 +97,8 @@ std::string sbatchScript(const std::vector<Job>& jobs, const SlurmWave& wave, si
   const fs::path logs = fs::absolute(study_out) / "slurm" / "logs";
   std::string s = "#!/bin/bash\n";
   s += fmt::format("#SBATCH --job-name={}-w{}\n", options.name, wave_index);
-  s += fmt::format("#SBATCH --array=0-{}\n", wave.jobs.size() - 1);
+  s += fmt::format("#SBATCH --array=0-{}{}\n", wave.jobs.size() - 1,
+                   options.max_running > 0 ? fmt::format("%{}", options.max_running) : "");
   s += "#SBATCH --ntasks=1\n";
   s += fmt::format("#SBATCH --cpus-per-task={}\n", options.cpus_per_task);
   s += fmt::format("#SBATCH --mem={}M\n", memory_mb);
@@ -128,7 +129,8 @@ std::string sbatchScript(const std::vector<Job>& jobs, const SlurmWave& wave, si
   s += "if [ \"${fresh[$task]}\" = 1 ]; then extra=(--force); fi\n";
   s += "exec";
   for (const std::string& a : options.study_command) s += " " + shellQuote(a);
-  s += " --threads \"${SLURM_CPUS_PER_TASK:-1}\" --only \"${jobs[$task]}\" \"${extra[@]}\"\n";
+  // ${extra[@]+...}: an empty array is "unbound" under set -u before bash 4.4.
+  s += " --threads \"${SLURM_CPUS_PER_TASK:-1}\" --only \"${jobs[$task]}\" ${extra[@]+\"${extra[@]}\"}\n";
   return s;
 }
 

@@ -48,6 +48,7 @@ struct SlurmOptions {
   std::string name = "posc";                // job names: <name>-w<K>
   bool force = false;                       // submit finished jobs too (and run them again)
   std::filesystem::path working_dir;        // --chdir of every task (default: the current folder)
+  int max_running = 0;                      // tasks of an array running at once (--array=0-N%K); 0: no limit
 };
 
 // One job array: the jobs it runs (indices into the study's job list, in

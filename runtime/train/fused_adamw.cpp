@@ -11,7 +11,9 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <sstream>
 #include <string>
+#include <type_traits>
 
 namespace posc::train {
 
@@ -84,6 +86,21 @@ double sumOfSquares(const T* g, int64_t n) {
       [](double a, double b) { return a + b; });
 }
 
+// The optimiser keys a parameter's state by its TensorImpl: as the
+// pointer's text in LibTorch 1.x (c10::guts::to_string, which streams it),
+// as the pointer itself in 2.x. Either way AdamW::step() finds the state
+// the fused step made, and the other way round.
+template <typename StateMap, typename Tensor>
+typename StateMap::key_type stateKey(const StateMap&, const Tensor& p) {
+  if constexpr (std::is_same_v<typename StateMap::key_type, std::string>) {
+    std::ostringstream text;
+    text << static_cast<const void*>(p.unsafeGetTensorImpl());
+    return text.str();
+  } else {
+    return p.unsafeGetTensorImpl();
+  }
+}
+
 }  // namespace
 
 bool FusedAdamW::fusable() const {
@@ -92,7 +109,7 @@ bool FusedAdamW::fusable() const {
     for (const auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       if (!denseCpuFloat(p) || !denseCpuFloat(p.grad()) || p.grad().scalar_type() != p.scalar_type()) return false;
-      auto found = state_.find(c10::guts::to_string(p.unsafeGetTensorImpl()));
+      auto found = state_.find(stateKey(state_, p));
       if (found == state_.end()) continue;
       const auto& state = static_cast<const torch::optim::AdamWParamState&>(*found->second);
       for (const auto* moment : {&state.exp_avg(), &state.exp_avg_sq()})
@@ -136,7 +153,7 @@ void FusedAdamW::stepScaled(double grad_scale) {
     auto& options = static_cast<torch::optim::AdamWOptions&>(group.options());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      const std::string key = c10::guts::to_string(p.unsafeGetTensorImpl());
+      const auto key = stateKey(state_, p);
       auto found = state_.find(key);
       if (found == state_.end()) {
         auto fresh = std::make_unique<torch::optim::AdamWParamState>();

@@ -30,6 +30,38 @@ TEST(Cli, HelpAndVersion) {
   Result s = runPosc("help settings");
   EXPECT_EQ(s.status, 0);
   EXPECT_NE(s.out.find("train.init_from"), std::string::npos);
+  // `posc help CMD` is the command's own help; a command given nothing to
+  // work on is a usage error (2), its usage on stderr.
+  for (const char* cmd : {"run", "emit", "study", "probe"}) {
+    Result help = runPosc(std::string("help ") + cmd), own = runPosc(std::string(cmd) + " --help");
+    EXPECT_EQ(help.status, 0) << cmd;
+    EXPECT_EQ(help.out, own.out) << cmd;
+    EXPECT_NE(help.out.find(std::string("posc ") + cmd), std::string::npos) << help.out;
+  }
+  EXPECT_EQ(runPosc("help nonsense").status, 2);
+  for (const char* cmd : {"run", "emit", "study", "probe", "report", "check"}) {
+    Result bare = runPosc(cmd);
+    EXPECT_EQ(bare.status, 2) << cmd << "\n" << bare.out << bare.err;
+    EXPECT_EQ(bare.out, "") << cmd;
+  }
+}
+
+// A relative warm-start path given with --set is read from the working
+// folder, as a shell user means it (written in a file, a path is read from
+// that file's folder).
+TEST(Cli, RelativeWarmStartPathsFollowWhereTheyWereWritten) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "posc_init_file";
+  fs::create_directories(dir);
+  std::ofstream(dir / "model.safetensors") << "x";
+  const std::string from_here = fs::relative(dir / "model.safetensors", POSC_SOURCE_DIR).string();
+  Result given = runPosc("check examples/quickstart.pos --set 'train.init_from=\"" + from_here + "\"'");
+  EXPECT_EQ(given.status, 0) << given.err;
+  // (Read from examples/, the folder of quickstart.pos, the same text names
+  // no file: before, this check failed.)
+  Result missing = runPosc("check examples/quickstart.pos --set 'train.init_from=\"x" + from_here + "\"'");
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("a relative path given with --set is read from the working folder"), std::string::npos)
+      << missing.err;
 }
 
 // posc loads OpenBLAS's OpenMP build when it is installed beside the pthread

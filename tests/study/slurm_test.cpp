@@ -133,5 +133,28 @@ TEST(StudySlurm, TheArrayScriptRunsEachJobByIdWithTheWavesResources) {
   EXPECT_EQ(std::system(("bash -n " + (out / "slurm" / "wave1.sbatch").string()).c_str()), 0);
 }
 
+// Clusters still run bash 4.2, where "${extra[@]}" of an empty array is an
+// unbound variable under set -u: the script expands it only when set. Run
+// with echo in posc's place, each task passes its job and --force only when
+// fresh; a throttle limits the array.
+TEST(StudySlurm, TheArrayScriptRunsWithoutExtraArgumentsAndTakesAThrottle) {
+  const fs::path out = scratch("script_bash42");
+  StudyRequest r = sweep(out);
+  std::string diags;
+  auto jobs = expandStudy(r, diags);
+  ASSERT_TRUE(jobs) << diags;
+  std::vector<SlurmWave> waves = planWaves(*jobs, false);
+  SlurmOptions o;
+  o.study_command = {"/bin/echo", "study"};
+  o.max_running = 2;
+  const std::string script = sbatchScript(*jobs, waves[0], 0, out, o);
+  EXPECT_NE(script.find(fmt::format("#SBATCH --array=0-{}%2\n", waves[0].jobs.size() - 1)), std::string::npos) << script;
+  EXPECT_NE(script.find("${extra[@]+\"${extra[@]}\"}"), std::string::npos) << script;
+  posc::testing::writeFile(out / "task.sh", script);
+  const fs::path printed = out / "task.out";
+  ASSERT_EQ(std::system(("SLURM_ARRAY_TASK_ID=0 bash '" + (out / "task.sh").string() + "' >'" + printed.string() + "'").c_str()), 0);
+  EXPECT_EQ(posc::testing::readFile(printed), "study --threads 1 --only " + (*jobs)[waves[0].jobs[0]].id() + "\n");
+}
+
 }  // namespace
 }  // namespace posc::study

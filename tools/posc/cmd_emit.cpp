@@ -14,7 +14,9 @@ namespace {
 
 int runEmit(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
-    std::puts("usage: posc emit ast FILE\n       posc emit plan|llvm|flex FILE [--experiment NAME] [--preset NAME] [--set K=V]...\n\n"
+    // Asked for, the usage is the answer (exit 0); with nothing to emit, it is
+    // a usage error (exit 2, on stderr), as for every other command.
+    std::fputs("usage: posc emit ast FILE\n       posc emit plan|llvm|flex FILE [--experiment NAME] [--preset NAME] [--set K=V]...\n\n"
               "ast:  the syntax tree, with the source range of every node\n"
               "plan: the resolved experiment: every setting, every positional component\n"
               "      (which pairs rotate by which channel, exempt kinds, learned params)\n"
@@ -23,8 +25,9 @@ int runEmit(const std::vector<std::string>& args) {
               "      score-formula JIT compiles for this experiment on this CPU\n"
               "flex: a Python module for PyTorch's FlexAttention: the score terms as a\n"
               "      score_mod, the causal mask as a mask_mod, the rotations and key\n"
-              "      zeroing, and the score parameters (initial, or from final.safetensors)");
-    return 0;
+              "      zeroing, and the score parameters (initial, or from final.safetensors)\n",
+               args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
   }
   const std::string what = args[0];
   ExperimentOptions o = parseExperimentOptions({args.begin() + 1, args.end()});

@@ -78,6 +78,7 @@ on Slurm (docs/scale.md):
                       written and the commands to submit them printed.
   --sbatch OPTION     an extra sbatch option, e.g. --sbatch --partition=short
                       (repeatable; overrides the scripts' own lines)
+  --max-running K     at most K tasks of each array run at once (--array=0-N%K)
   --no-submit         write the scripts, print the sbatch commands, submit nothing
   --wait              after submitting, wait until the arrays have left the
                       queue, then write the comparison page
@@ -153,7 +154,7 @@ std::string joinCommand(const std::vector<std::string>& argv) {
 
 int runStudy(const std::vector<std::string>& args) {
   std::string out, only, seeds_text;
-  int slots = 0, threads = 0;
+  int slots = 0, threads = 0, max_running = 0;
   bool force = false, list = false, slurm = false, no_submit = false, wait = false;
   std::vector<std::string> run_flags;  // passed to every posc run
   std::vector<std::string> sbatch_options;
@@ -172,6 +173,10 @@ int runStudy(const std::vector<std::string>& args) {
     else if (flag == "--no-submit") no_submit = true;
     else if (flag == "--wait") wait = true;
     else if (flag == "--sbatch") sbatch_options.push_back(value());
+    else if (flag == "--max-running") {
+      max_running = parseCount("--max-running", value());
+      if (max_running == 0) throw UsageError{"--max-running needs at least 1"};
+    }
     else if (flag == "--only") only = value();
     else if (flag == "--device" || flag == "--jit") {
       const std::string v = value();
@@ -192,8 +197,8 @@ int runStudy(const std::vector<std::string>& args) {
   for (const auto& ov : o.request.overrides)
     if (ov.key == "train.seeds")
       throw UsageError{"posc study: give seeds with --seeds LIST (each run is one seed)"};
-  if ((no_submit || wait || !sbatch_options.empty()) && !slurm)
-    throw UsageError{"--no-submit, --wait and --sbatch go with --slurm"};
+  if ((no_submit || wait || !sbatch_options.empty() || max_running) && !slurm)
+    throw UsageError{"--no-submit, --wait, --sbatch and --max-running go with --slurm"};
   if (slurm && (list || !only.empty())) throw UsageError{"--slurm submits the study; --list and --only do not go with it"};
 
   study::StudyRequest request;
@@ -298,6 +303,7 @@ int runStudy(const std::vector<std::string>& args) {
     so.cpus_per_task = threads;
     so.gpu = std::find(placement.begin(), placement.end(), "cuda") != placement.end();
     so.sbatch_options = sbatch_options;
+    so.max_running = max_running;
     so.name = "posc-" + request.out.filename().string();
     so.force = force;
     size_t submitted = 0;

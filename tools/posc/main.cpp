@@ -61,6 +61,13 @@ int main(int argc, char** argv) {
         std::fputs(posc::sema::describeProbeArguments().c_str(), stdout);
         return 0;
       }
+      // `posc help CMD` is `posc CMD --help`.
+      if (args.size() >= 2 && args[0] == "help") {
+        if (const Command* topic = findCommand(args[1])) return topic->run({"--help"});
+        throw UsageError{fmt::format("posc help: no command or topic '{}' (commands: posc --help; topics: settings, "
+                                     "probes)",
+                                     args[1])};
+      }
       std::fputs(usage().c_str(), stdout);
       return args.empty() ? 2 : 0;
     }
