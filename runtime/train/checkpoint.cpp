@@ -51,23 +51,27 @@ void markFresh(torch::nn::Module& module, const std::string& prefix, const char*
 // What a checkpoint gives a module: the report, and the copies to make once
 // every tensor has been matched (none when one does not match).
 struct Loading {
+  struct Copy {
+    torch::Tensor target, source;
+    bool parameter = false;  // trained; a buffer (a fixed score parameter) may hold inf on purpose
+  };
   WarmStartReport report;
-  std::vector<std::pair<torch::Tensor, torch::Tensor>> copies;  // (target, source), in report.copied's order
+  std::vector<Copy> copies;  // in report.copied's order
 
-  // Copies, after checking that every value is finite: a model with NaN
-  // weights would fail later with scores blamed on the score formula.
+  // Copies, after checking that every trained value is finite: a model with
+  // NaN weights would fail later with scores blamed on the score formula.
   void apply(const std::string& what) {
     for (size_t i = 0; i < copies.size(); ++i)
-      if (auto bad = nonFiniteValues(copies[i].second))
+      if (auto bad = copies[i].parameter ? nonFiniteValues(copies[i].source) : std::nullopt)
         throw std::runtime_error(fmt::format("{}: tensor '{}' holds {} non-finite value(s) (NaN or infinite); it "
                                              "comes from a run that diverged or a damaged file",
                                              what, report.copied[i], *bad));
     torch::NoGradGuard no_grad;
-    for (auto& [target, source] : copies) target.copy_(source);
+    for (Copy& c : copies) c.target.copy_(c.source);
   }
 };
 
-void takeTensor(const std::string& key, torch::Tensor& target, torch::serialize::InputArchive& archive,
+void takeTensor(const std::string& key, torch::Tensor& target, bool parameter, torch::serialize::InputArchive& archive,
                 const std::string& prefix, Loading& loading) {
   WarmStartReport& report = loading.report;
   c10::IValue value;
@@ -81,7 +85,7 @@ void takeTensor(const std::string& key, torch::Tensor& target, torch::serialize:
         fmt::format("{}{} (shape {} in checkpoint, {} here)", prefix, key, shapeText(source), shapeText(target)));
     return;
   }
-  loading.copies.emplace_back(target, source);
+  loading.copies.push_back({target, source, parameter});
   report.copied.push_back(prefix + key);
 }
 
@@ -91,11 +95,11 @@ void loadModule(torch::nn::Module& module, torch::serialize::InputArchive& archi
   std::set<std::string> known;
   for (auto& p : module.named_parameters(/*recurse=*/false)) {
     known.insert(p.key());
-    takeTensor(p.key(), p.value(), archive, prefix, loading);
+    takeTensor(p.key(), p.value(), /*parameter=*/true, archive, prefix, loading);
   }
   for (auto& b : module.named_buffers(/*recurse=*/false)) {
     known.insert(b.key());
-    takeTensor(b.key(), b.value(), archive, prefix, loading);
+    takeTensor(b.key(), b.value(), /*parameter=*/false, archive, prefix, loading);
   }
   for (const auto& child : module.named_children()) {
     known.insert(child.key());

@@ -200,7 +200,7 @@ WarmStartReport warmStartSafetensors(torch::nn::Module& model, const std::filesy
   std::map<std::string, torch::Tensor> by_name(file.tensors.begin(), file.tensors.end());
   WarmStartReport report;
   std::set<std::string> taken;
-  auto take = [&](const std::string& name, torch::Tensor& target) {
+  auto take = [&](const std::string& name, torch::Tensor& target, bool parameter) {
     const std::string gpt = gptName(name);
     auto it = by_name.find(gpt);
     if (it == by_name.end()) {
@@ -213,7 +213,8 @@ WarmStartReport warmStartSafetensors(torch::nn::Module& model, const std::filesy
     if (it->second.sizes() != target.sizes())
       throw std::runtime_error(fmt::format("'{}': tensor '{}' has shape {}; the model's {} has {}", path.string(), gpt,
                                            shapeText(it->second.sizes()), name, shapeText(target.sizes())));
-    if (auto bad = nonFiniteValues(it->second))
+    // Trained values must be finite; a buffer (a fixed score parameter) may hold inf on purpose.
+    if (auto bad = parameter ? nonFiniteValues(it->second) : std::nullopt)
       throw std::runtime_error(fmt::format("'{}': tensor '{}' holds {} non-finite value(s) (NaN or infinite); it comes "
                                            "from a run that diverged or a damaged file",
                                            path.string(), gpt, *bad));
@@ -222,8 +223,8 @@ WarmStartReport warmStartSafetensors(torch::nn::Module& model, const std::filesy
     taken.insert(gpt);
     report.copied.push_back(name);
   };
-  for (auto& p : model.named_parameters(/*recurse=*/true)) take(p.key(), p.value());
-  for (auto& b : model.named_buffers(/*recurse=*/true)) take(b.key(), b.value());
+  for (auto& p : model.named_parameters(/*recurse=*/true)) take(p.key(), p.value(), true);
+  for (auto& b : model.named_buffers(/*recurse=*/true)) take(b.key(), b.value(), false);
   for (const auto& [name, t] : file.tensors)
     if (!taken.count(name)) report.unused.push_back(name);
   return report;
