@@ -108,8 +108,9 @@ class PoscGPT(torch.nn.Module):
     @classmethod
     def from_safetensors(cls, path, attention):
         weights, metadata = read_safetensors(path)
-        if metadata.get("format") != "posc-gpt":
-            raise ValueError(f"{path}: not a posc checkpoint (format {metadata.get('format')!r})")
+        tag = metadata.get("posc_format", metadata.get("format"))  # "format" before format = pt
+        if tag != "posc-gpt":
+            raise ValueError(f"{path}: not a posc checkpoint (posc_format {tag!r})")
         return cls(weights, metadata, attention)
 
     def _norm(self, x, prefix):

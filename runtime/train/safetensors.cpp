@@ -178,7 +178,8 @@ void saveSafetensorsCheckpoint(const torch::nn::Module& model, const plan::Exper
     if (name == "transformer.wte.weight") vocab = t.size(0);
   const plan::ModelPlan& m = plan.model;
   const std::map<std::string, std::string> metadata = {
-      {"format", "posc-gpt"},
+      {"format", "pt"},  // what Hugging Face's loaders require
+      {"posc_format", "posc-gpt"},
       {"n_layer", std::to_string(m.layers)},
       {"n_embd", std::to_string(m.width)},
       {"n_head", std::to_string(m.heads)},

@@ -64,8 +64,10 @@ std::optional<std::string> poscName(const std::string& gpt_name);
 NamedTensors gptTensors(const torch::nn::Module& model);
 
 // A model's checkpoint as safetensors: its tensors under GPT names and, in the
-// metadata, the model's shape (format "posc-gpt", n_layer, n_embd, n_head,
-// head_dim, mlp, norm, vocab_size, tied_embeddings) and the whole resolved
+// metadata, "format" = "pt" (the only value Hugging Face's loaders accept for
+// PyTorch tensors), posc's own tag "posc_format" = "posc-gpt", the model's
+// shape (n_layer, n_embd, n_head, n_kv_head, head_dim, mlp, norm, bias,
+// qk_norm, vocab_size, tied_embeddings) and the whole resolved
 // plan ("plan", as `posc emit plan` prints it), so that a Python loader needs
 // nothing else. Written atomically.
 void saveSafetensorsCheckpoint(const torch::nn::Module& model, const plan::ExperimentPlan& plan,

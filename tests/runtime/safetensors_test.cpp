@@ -114,7 +114,8 @@ TEST(Safetensors, ModelRoundTripsWithItsShapeAndPlanInTheMetadata) {
   model::Gpt a(p, 16);
   train::saveSafetensorsCheckpoint(*a, p, dir.path() / "m.safetensors");
   const train::SafetensorsFile f = train::readSafetensors(dir.path() / "m.safetensors");
-  EXPECT_EQ(f.metadata.at("format"), "posc-gpt");
+  EXPECT_EQ(f.metadata.at("format"), "pt");
+  EXPECT_EQ(f.metadata.at("posc_format"), "posc-gpt");
   EXPECT_EQ(f.metadata.at("n_layer"), "2");
   EXPECT_EQ(f.metadata.at("n_embd"), "64");
   EXPECT_EQ(f.metadata.at("n_head"), "4");
