@@ -15,7 +15,10 @@
 #include <string>
 
 #include "bench/step_plan.h"
+#include "runtime/model/batch.h"
+#include "runtime/model/device.h"
 #include "runtime/train/fused_adamw.h"
+#include "runtime/train/sampling.h"
 #include "runtime/train/trainer.h"
 
 namespace {
@@ -63,7 +66,7 @@ Options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  train::setThreads(o.threads);
+  model::setThreads(o.threads);
   plan::ExperimentPlan p = bench::makePlan(o.study, o.encoding);
   task::Tokenizer tok(p.task);
   model::Gpt model = train::buildModel(p, 0, torch::kCPU);
@@ -73,7 +76,7 @@ int main(int argc, char** argv) {
   int64_t tokens = 0;
   auto step = [&] {
     task::Batch b = task::sampleTrainingBatch(p.task, tok, 64, rng);
-    train::BatchTensors t = train::toTensors(b, torch::kCPU);
+    model::BatchTensors t = model::toTensors(b, torch::kCPU);
     torch::Tensor loss = train::trainingLoss(model, t, torch::Tensor(), o.bf16);
     opt.zero_grad();
     loss.backward();

@@ -24,7 +24,10 @@
 
 #include "bench/step_plan.h"
 #include "runtime/eval/greedy.h"
+#include "runtime/model/batch.h"
+#include "runtime/model/device.h"
 #include "runtime/train/fused_adamw.h"
+#include "runtime/train/sampling.h"
 #include "runtime/train/trainer.h"
 
 namespace {
@@ -33,7 +36,7 @@ using namespace posc;
 using bench::makePlan;
 
 void TrainStep(benchmark::State& state, bool study_size, std::string encoding, bool jit, bool bf16) {
-  train::setThreads(static_cast<int>(state.range(0)));
+  model::setThreads(static_cast<int>(state.range(0)));
   plan::ExperimentPlan p = makePlan(study_size, encoding);
   task::Tokenizer tok(p.task);
   model::Gpt model = train::buildModel(p, 0, torch::kCPU);
@@ -43,7 +46,7 @@ void TrainStep(benchmark::State& state, bool study_size, std::string encoding, b
   int64_t tokens = 0;
   for (auto _ : state) {
     task::Batch b = task::sampleTrainingBatch(p.task, tok, 64, rng);
-    train::BatchTensors t = train::toTensors(b, torch::kCPU);
+    model::BatchTensors t = model::toTensors(b, torch::kCPU);
     torch::Tensor loss = train::trainingLoss(model, t, torch::Tensor(), bf16);
     opt.zero_grad();
     loss.backward();
@@ -57,7 +60,7 @@ void TrainStep(benchmark::State& state, bool study_size, std::string encoding, b
 }
 
 void OptimizerStep(benchmark::State& state, bool study_size, bool fused) {
-  train::setThreads(static_cast<int>(state.range(0)));
+  model::setThreads(static_cast<int>(state.range(0)));
   plan::ExperimentPlan p = makePlan(study_size, "rope2d_decay");
   model::Gpt model = train::buildModel(p, 0, torch::kCPU);
   torch::manual_seed(0);
@@ -77,7 +80,7 @@ void OptimizerStep(benchmark::State& state, bool study_size, bool fused) {
 }
 
 void Decode(benchmark::State& state, bool study_size, bool cached, bool jit) {
-  train::setThreads(static_cast<int>(state.range(0)));
+  model::setThreads(static_cast<int>(state.range(0)));
   int digits = static_cast<int>(state.range(1));
   plan::ExperimentPlan p = makePlan(study_size, "rope2d_decay");
   task::Tokenizer tok(p.task);

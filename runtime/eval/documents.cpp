@@ -8,8 +8,8 @@
 #include <map>
 
 #include "runtime/longctx/sequence.h"
-#include "runtime/train/precision.h"
-#include "runtime/train/trainer.h"
+#include "runtime/model/batch.h"
+#include "runtime/model/precision.h"
 
 namespace posc::eval {
 namespace {
@@ -33,13 +33,13 @@ void answerGroup(model::Gpt& model, const std::vector<longctx::Prompt>& batch, c
   std::vector<task::Sequence> prompts;
   for (size_t r : rows) prompts.push_back(longctx::encode(*batch[r].document, batch[r].question, false));
   // One length per group: the batch has no padding.
-  const train::BatchTensors prompt = train::toTensors(task::makeBatch(prompts, longctx::token::kPad), device);
+  const model::BatchTensors prompt = model::toTensors(task::makeBatch(prompts, longctx::token::kPad), device);
   const int64_t P = prompt.tokens.size(1);
 
   model::KvCache cache;
   cache.reserve = P + longctx::kMaxAnswerTokens;
   auto next = [&](const torch::Tensor& x, const torch::Tensor& ch) {
-    train::AutocastGuard autocast(bf16, device.type());
+    model::AutocastGuard autocast(bf16, device.type());
     return model->forwardCached(x.to(device), ch.to(device), cache).select(1, -1).argmax(-1).to(torch::kCPU);
   };
   auto t0 = Clock::now();

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "runtime/train/precision.h"
+#include "runtime/model/precision.h"
 
 namespace posc::eval {
 namespace {
@@ -150,7 +150,7 @@ std::vector<Generated> greedyDecode(model::Gpt& model, const task::Tokenizer& to
     model::KvCache cache;
     cache.reserve = pb.tokens.size(1) + *std::max_element(pb.max_tokens.begin(), pb.max_tokens.end());
     decodeGroup(tokenizer, problems, pb, device, out, [&](const torch::Tensor& tokens, const torch::Tensor& channels) {
-      train::AutocastGuard autocast(bf16, device.type());
+      model::AutocastGuard autocast(bf16, device.type());
       return model->forwardCached(tokens, channels, cache).select(1, -1);
     });
   }
@@ -170,7 +170,7 @@ std::vector<Generated> greedyDecodeReference(model::Gpt& model, const task::Toke
     decodeGroup(tokenizer, problems, pb, device, out, [&](const torch::Tensor& tokens, const torch::Tensor& channels) {
       all_tokens = all_tokens.defined() ? torch::cat({all_tokens, tokens}, 1) : tokens;
       all_channels = all_channels.defined() ? torch::cat({all_channels, channels}, 2) : channels;
-      train::AutocastGuard autocast(bf16, device.type());
+      model::AutocastGuard autocast(bf16, device.type());
       return model->forward(all_tokens, all_channels).select(1, -1);
     });
   }

@@ -8,7 +8,7 @@
 // (an error ended it) or finished. seeds_done and metrics_lines are the last
 // committed point: seeds fully trained and evaluated, and the lines of
 // metrics.jsonl they wrote. The folder's lock and the file's reading and
-// writing are runtime/train/run_folder.h; the text is here, without
+// writing are runtime/results/run_folder.h; the text is here, without
 // LibTorch, so that its reader is fuzzed under the sanitizers.
 #pragma once
 

@@ -11,7 +11,7 @@
 #pragma once
 
 #include "compiler/plan/plan.h"
-#include "runtime/train/run_experiment.h"
+#include "runtime/run/run_experiment.h"
 
 namespace posc::handset {
 

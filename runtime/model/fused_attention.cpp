@@ -117,6 +117,22 @@ struct FusedAttention : torch::autograd::Function<FusedAttention> {
   }
 };
 
+// The kernel's key: the dtype, the softmax, the score terms, and per
+// parameter whether it learns and how many values a head sees.
+jit::AttentionSpec attentionSpec(torch::ScalarType dtype, const plan::AttentionPlan& attention,
+                                 plan::SoftmaxKind softmax, const std::vector<torch::Tensor>& params) {
+  jit::AttentionSpec spec;
+  spec.dtype = dtype == torch::kDouble ? jit::DType::F64 : jit::DType::F32;
+  spec.softmax = softmax;
+  spec.null_slot = attention.null_slot;
+  spec.terms = attention.score_terms;
+  for (size_t i = 0; i < params.size(); ++i) {
+    spec.learned.push_back(params[i].requires_grad());
+    spec.widths.push_back(attention.params.at(i).width());
+  }
+  return spec;
+}
+
 }  // namespace
 
 bool fusedAttentionSupported(const torch::Tensor& scores) {
@@ -124,21 +140,20 @@ bool fusedAttentionSupported(const torch::Tensor& scores) {
          (scores.scalar_type() == torch::kFloat || scores.scalar_type() == torch::kDouble);
 }
 
+void compileFusedKernel(torch::ScalarType dtype, const plan::AttentionPlan& attention, plan::SoftmaxKind softmax,
+                        const std::vector<torch::Tensor>& params) {
+  jit::compileAttention(attentionSpec(dtype, attention, softmax, params));
+}
+
 FusedKernel prepareFusedKernel(torch::ScalarType dtype, int64_t heads, const torch::Tensor& q_channels,
                                const torch::Tensor& k_channels, const plan::AttentionPlan& attention,
                                plan::SoftmaxKind softmax, const std::vector<torch::Tensor>& params) {
   const int64_t H = heads;
-  jit::AttentionSpec spec;
-  spec.dtype = dtype == torch::kDouble ? jit::DType::F64 : jit::DType::F32;
-  spec.softmax = softmax;
-  spec.null_slot = attention.null_slot;
-  spec.terms = attention.score_terms;
+  const jit::AttentionSpec spec = attentionSpec(dtype, attention, softmax, params);
   std::vector<torch::Tensor> columns;
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& p = params[i];
     const plan::Param& declared = attention.params.at(i);
-    spec.learned.push_back(p.requires_grad());
-    spec.widths.push_back(declared.width());
     // (H, width): a value per head, or a table's entries per head.
     torch::Tensor c = !declared.table() ? (p.dim() == 0 ? p.expand({H}) : p.reshape({H})).unsqueeze(1)
                       : p.dim() == 1    ? p.unsqueeze(0).expand({H, declared.size})

@@ -62,4 +62,10 @@ FusedKernel prepareFusedKernel(torch::ScalarType dtype, int64_t heads, const tor
                                const torch::Tensor& k_channels, const plan::AttentionPlan& attention,
                                plan::SoftmaxKind softmax, const std::vector<torch::Tensor>& params);
 
+// Compiles, ahead of the first forward pass, the kernel that forward passes
+// in `dtype` will take for this attention (compiled kernels are cached for the
+// process, so this is the JIT's one cost, paid where a run can name it).
+void compileFusedKernel(torch::ScalarType dtype, const plan::AttentionPlan& attention, plan::SoftmaxKind softmax,
+                        const std::vector<torch::Tensor>& params);
+
 }  // namespace posc::model

@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "compiler/jit/compiled.h"
 #include "runtime/model/block.h"
+#include "runtime/model/fused_attention.h"
+#include "runtime/model/precision.h"
 #include "runtime/model/positional.h"
 
 namespace posc::model {
@@ -287,5 +290,13 @@ torch::Tensor GptImpl::forwardCached(const torch::Tensor& tokens, const torch::T
 
 void GptImpl::setScoreJit(bool on) { state_->score_jit = on; }
 bool GptImpl::scoreJit() const { return state_->score_jit; }
+
+bool GptImpl::compileScoreKernels() {
+  const ModelParts& st = *state_;
+  if (!st.score_jit || !jit::available() || !st.tok->weight.device().is_cpu()) return false;
+  compileFusedKernel(parameterDtype(st.plan.model.precision), st.plan.attention, st.plan.model.softmax,
+                     st.score_params);
+  return true;
+}
 
 }  // namespace posc::model

@@ -84,6 +84,11 @@ class GptImpl : public torch::nn::Module {
   // default here; `posc run` turns it on unless --jit off).
   void setScoreJit(bool on);
   bool scoreJit() const;
+  // Compiles the fused kernels the forward passes will take (the JIT's cost,
+  // paid once per process and otherwise inside the first forward pass).
+  // Returns false, doing nothing, when the model does not take the fused path
+  // (score JIT off, no LLVM, not on the CPU).
+  bool compileScoreKernels();
 
   const plan::ExperimentPlan& plan() const;
   // The score-term parameters (one per plan.attention.params entry), for

@@ -22,8 +22,8 @@
 #include "runtime/longctx/protocol.h"
 #include "runtime/longctx/retrieval_head.h"
 #include "runtime/longctx/sequence.h"
+#include "runtime/model/batch.h"
 #include "runtime/probe/probe.h"
-#include "runtime/train/trainer.h"
 
 namespace posc::probe {
 namespace {
@@ -58,7 +58,7 @@ std::map<HeadKey, std::vector<double>> shares(model::Gpt& model, const std::vect
     for (size_t d = start; d < end; ++d) prompts.push_back(longctx::encode(docs[d], 0, false));
     const task::Batch batch = task::makeBatch(prompts, longctx::token::kPad);
     const int64_t B = batch.batch, L = batch.length;
-    const train::BatchTensors t = train::toTensors(batch, device);
+    const model::BatchTensors t = model::toTensors(batch, device);
     model::AttentionTrace trace;
     model->forward(t.tokens, t.channels, torch::Tensor(), &trace);
     for (size_t l = 0; l < trace.weights.size(); ++l) {

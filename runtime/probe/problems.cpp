@@ -1,9 +1,9 @@
 // Probe problems and teacher-forced batches: see problems.h.
 #include "runtime/probe/problems.h"
+#include "runtime/model/batch.h"
 
 #include <torch/torch.h>
 
-#include "runtime/train/trainer.h"
 
 namespace posc::probe {
 
@@ -22,7 +22,7 @@ ForcedBatch forcedBatch(const task::Tokenizer& tokenizer, const std::vector<task
   std::vector<task::Sequence> read = b.sequences;
   for (size_t i = 0; i < read.size() && !sampled.empty(); ++i)
     task::evaluationLabels(sampled, tokenizer, problems[i]).apply(read[i].channels);
-  train::BatchTensors t = train::toTensors(task::makeBatch(read, tokenizer.vocabulary()), torch::kCPU);
+  model::BatchTensors t = model::toTensors(task::makeBatch(read, tokenizer.vocabulary()), torch::kCPU);
   b.tokens = t.tokens;
   b.channels = t.channels;
   return b;

@@ -13,7 +13,7 @@
 #include "runtime/formats/metrics_log.h"
 #include "runtime/plot/table.h"
 #include "runtime/results/atomic_file.h"
-#include "runtime/train/run_folder.h"
+#include "runtime/results/run_folder.h"
 
 namespace posc::report {
 
@@ -197,10 +197,10 @@ Report buildReport(const fs::path& run) {
 
   std::string md = fmt::format("# {}\n\nResults folder `{}`.\n\n", name, run.string());
   // A run that has not finished says so first: its tables cover only what it committed.
-  if (auto status = train::readStatus(run); status && !status->finished())
+  if (auto status = results::readStatus(run); status && !status->finished())
     md += fmt::format("**This run has not finished** ({}). The tables below hold the seeds it finished; `posc run` "
                       "with the same command continues it.\n\n",
-                      train::describeStatus(*status));
+                      results::describeStatus(*status));
   md += fmt::format("## Plan\n\n```\n{}```\n\n", *plan);
   md += "## Training curve\n\n![training loss](training.svg)\n\n";
   if (auto summary = results::readFileText(run / "summary.md")) {

@@ -15,8 +15,9 @@
 #include <map>
 #include <thread>
 
+#include "runtime/model/device.h"
 #include "runtime/study/stop_signals.h"
-#include "runtime/train/run_experiment.h"
+#include "runtime/run/run_experiment.h"
 
 namespace posc::study {
 
@@ -80,7 +81,7 @@ std::string duration(double s) {
 
 Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& options) {
   const size_t n = jobs.size();
-  const int slots = options.slots > 0 ? options.slots : runtime::availableCores();
+  const int slots = options.slots > 0 ? options.slots : model::availableCores();
   auto log = [&](const std::string& line) {
     if (options.log) options.log(line);
   };

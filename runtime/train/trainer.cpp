@@ -1,28 +1,26 @@
 // The training loop of one seed; see trainer.h for what one step does.
 #include "runtime/train/trainer.h"
 
-#include <dlfcn.h>
-#include <torch/cuda.h>
 #include <torch/optim/adamw.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <limits>
 
 #include <fmt/format.h>
 
 #include "runtime/longctx/sequence.h"
 #include "runtime/model/fused_attention.h"
-#include "runtime/train/run_experiment.h"
+#include "runtime/model/precision.h"
+#include "runtime/results/errors.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/fused_adamw.h"
 #include "runtime/train/interrupt.h"
-#include "runtime/train/precision.h"
+#include "runtime/train/progress.h"
 #include "runtime/train/resume.h"
 #include "runtime/train/safetensors.h"
+#include "runtime/train/sampling.h"
 #include "runtime/train/schedule.h"
 
 namespace posc::train {
@@ -32,82 +30,9 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string formatDuration(double seconds) {
-  if (!std::isfinite(seconds) || seconds < 0) return "?";
-  long s = std::lround(seconds);
-  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, (s / 60) % 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}s", s);
-}
-
-std::string formatRate(double tokens_per_s) {
-  if (tokens_per_s >= 1e6) return fmt::format("{:.2f}M", tokens_per_s / 1e6);
-  if (tokens_per_s >= 1e3) return fmt::format("{:.1f}k", tokens_per_s / 1e3);
-  return fmt::format("{:.0f}", tokens_per_s);
-}
-
 // JSON has no NaN or infinity.
 std::string jsonNumber(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
 
-// Progress on stderr: a redrawn single line on terminals, plain lines otherwise.
-class ProgressReporter {
- public:
-  ProgressReporter(TrainContext::Progress mode, uint64_t seed, int steps)
-      : mode_(mode), seed_(seed), steps_(steps) {}
-
-  // After every step; redraws the bar at most a few times per second.
-  void tick(int done, double lr, double eta_s, bool force = false) {
-    if (mode_ != TrainContext::Progress::Bar) return;
-    if (!force && secondsSince(last_draw_) < 0.2) return;
-    last_draw_ = Clock::now();
-    const int width = 24;
-    int filled = steps_ > 0 ? static_cast<int>(static_cast<long>(width) * done / steps_) : width;
-    std::string bar(static_cast<size_t>(filled), '#');
-    bar += std::string(static_cast<size_t>(width - filled), '.');
-    std::fprintf(stderr, "\rseed %llu [%s] %d/%d  loss %s  lr %.2e  %s tok/s  ETA %s\x1b[K",
-                 static_cast<unsigned long long>(seed_), bar.c_str(), done, steps_,
-                 has_loss_ ? fmt::format("{:.4f}", loss_).c_str() : "-", lr,
-                 has_loss_ ? formatRate(rate_).c_str() : "-", formatDuration(eta_s).c_str());
-    std::fflush(stderr);
-    drawn_ = true;
-  }
-
-  // At every log point.
-  void log(int done, double loss, double lr, double tokens_per_s, double eta_s) {
-    loss_ = loss;
-    rate_ = tokens_per_s;
-    has_loss_ = true;
-    if (mode_ == TrainContext::Progress::Lines) {
-      std::fprintf(stderr, "seed %llu  step %d/%d  loss %.4f  lr %.2e  %s tok/s  ETA %s\n",
-                   static_cast<unsigned long long>(seed_), done, steps_, loss, lr, formatRate(tokens_per_s).c_str(),
-                   formatDuration(eta_s).c_str());
-    } else {
-      tick(done, lr, eta_s, /*force=*/true);
-    }
-  }
-
-  // Before anything else is printed (evaluation, checkpoint messages, the end).
-  void breakLine() {
-    if (drawn_) std::fputc('\n', stderr);
-    drawn_ = false;
-  }
-
- private:
-  TrainContext::Progress mode_;
-  uint64_t seed_;
-  int steps_;
-  Clock::time_point last_draw_{};
-  double loss_ = 0, rate_ = 0;
-  bool has_loss_ = false;
-  bool drawn_ = false;
-};
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // A write of the training record (TrainContext::dump_dir); a failure is the
 // user's (the folder they named), reported as such.
@@ -129,91 +54,6 @@ void saveWeights(const torch::nn::Module& model, const plan::ExperimentPlan& pla
 
 }  // namespace
 
-int setThreads(int n) {
-  if (n <= 0) return 0;
-  torch::set_num_threads(n);
-  // Looked up at run time so that nothing depends on which BLAS is installed.
-  using GetFn = int (*)();
-  using SetFn = void (*)(int);
-  auto get = reinterpret_cast<GetFn>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-  auto set = reinterpret_cast<SetFn>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-  if (!get || !set) return 0;
-  const int previous = get();
-  set(n);
-  return previous;
-}
-
-torch::Device resolveDevice(const std::string& name) {
-  if (name == "cpu") return torch::Device(torch::kCPU);
-  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
-    if (!torch::cuda::is_available())
-      throw runtime::UserError(
-          "--device " + name +
-          ": no CUDA device is visible to LibTorch (is this a CPU-only LibTorch build, or is "
-          "CUDA_VISIBLE_DEVICES empty?); use --device cpu");
-    torch::Device device(name);
-    if (device.has_index() && device.index() >= static_cast<int>(torch::cuda::device_count()))
-      throw runtime::UserError(fmt::format("--device {}: only {} CUDA device(s) are visible", name,
-                                           torch::cuda::device_count()));
-    return device;
-  }
-  throw runtime::UserError("--device " + name + ": unknown device (expected cpu, cuda or cuda:N)");
-}
-
-BatchTensors toTensors(const task::Batch& batch, torch::Device device) {
-  const int64_t B = batch.batch, L = batch.length;
-  auto longs = torch::TensorOptions().dtype(torch::kInt64);
-  BatchTensors t;
-  t.tokens = torch::from_blob(const_cast<int64_t*>(batch.tokens.data()), {B, L}, longs).clone();
-  t.targets = torch::from_blob(const_cast<int64_t*>(batch.targets.data()), {B, L}, longs).clone();
-  t.loss_mask = torch::from_blob(const_cast<uint8_t*>(batch.loss_mask.data()), {B, L},
-                                 torch::TensorOptions().dtype(torch::kUInt8))
-                    .to(torch::kBool);
-  t.channels = torch::empty({plan::kChannelCount, B, L}, longs);
-  for (int c = 0; c < plan::kChannelCount; ++c)
-    std::memcpy(t.channels[c].data_ptr<int64_t>(), batch.channels[static_cast<size_t>(c)].data(),
-                sizeof(int64_t) * static_cast<size_t>(B * L));
-  if (device != torch::Device(torch::kCPU)) {
-    t.tokens = t.tokens.to(device);
-    t.targets = t.targets.to(device);
-    t.loss_mask = t.loss_mask.to(device);
-    t.channels = t.channels.to(device);
-  }
-  return t;
-}
-
-BatchTensors sliceRows(const BatchTensors& batch, int64_t begin, int64_t count) {
-  BatchTensors t;
-  t.tokens = batch.tokens.narrow(0, begin, count).contiguous();
-  t.targets = batch.targets.narrow(0, begin, count).contiguous();
-  t.loss_mask = batch.loss_mask.narrow(0, begin, count).contiguous();
-  t.channels = batch.channels.narrow(1, begin, count).contiguous();
-  return t;
-}
-
-double sampleDistribution(const plan::Distribution& d, std::mt19937_64& rng) {
-  using Kind = plan::Distribution::Kind;
-  if (d.kind == Kind::Fixed) return d.a;
-  const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;
-  if (d.kind == Kind::Uniform) return d.a + (d.b - d.a) * u;
-  const double la = std::log(d.a), lb = std::log(d.b);
-  return std::exp(la + (lb - la) * u);
-}
-
-torch::Tensor sampleStretch(const plan::AttentionPlan& attention, int64_t batch, std::mt19937_64& rng,
-                            torch::ScalarType dtype, torch::Device device) {
-  const plan::Distribution* dist = nullptr;
-  for (const auto& r : attention.rotations)
-    if (r.stretch) {
-      dist = &*r.stretch;
-      break;
-    }
-  if (!dist) return {};
-  std::vector<double> values(static_cast<size_t>(batch));
-  for (auto& v : values) v = sampleDistribution(*dist, rng);
-  return torch::tensor(values, torch::TensorOptions().dtype(torch::kFloat64)).to(device, dtype);
-}
-
 torch::Tensor maskedCrossEntropy(const torch::Tensor& logits, const torch::Tensor& targets,
                                  const torch::Tensor& mask) {
   torch::Tensor x = logits;
@@ -223,25 +63,11 @@ torch::Tensor maskedCrossEntropy(const torch::Tensor& logits, const torch::Tenso
   return (nll * m).sum() / m.sum().clamp_min(1.0);
 }
 
-torch::Tensor sampleEmbedOffsets(const plan::AttentionPlan& attention, int64_t batch, std::mt19937_64& rng) {
-  const auto& embs = attention.embeddings;
-  if (std::none_of(embs.begin(), embs.end(), [](const plan::AbsoluteEmbedding& e) { return e.train_offset > 0; }))
-    return {};
-  auto out = torch::zeros({static_cast<int64_t>(embs.size()), batch}, torch::kLong);
-  auto a = out.accessor<int64_t, 2>();
-  for (size_t i = 0; i < embs.size(); ++i) {
-    if (embs[i].train_offset <= 0) continue;
-    const uint64_t n = static_cast<uint64_t>(embs[i].train_offset) + 1;
-    for (int64_t b = 0; b < batch; ++b) a[static_cast<int64_t>(i)][b] = static_cast<int64_t>(rng() % n);
-  }
-  return out;
-}
-
-torch::Tensor trainingLoss(model::Gpt& model, const BatchTensors& batch, const torch::Tensor& stretch,
+torch::Tensor trainingLoss(model::Gpt& model, const model::BatchTensors& batch, const torch::Tensor& stretch,
                            bool bf16, const torch::Tensor& embed_offsets, int64_t answer_tokens) {
   torch::Tensor logits;
   {
-    AutocastGuard autocast(bf16, batch.tokens.device().type());
+    model::AutocastGuard autocast(bf16, batch.tokens.device().type());
     logits = model->forwardMasked(batch.tokens, batch.channels, stretch, batch.loss_mask, embed_offsets);  // (M, V)
   }
   if (logits.scalar_type() != torch::kFloat64) logits = logits.to(torch::kFloat32);
@@ -257,8 +83,6 @@ int64_t vocabularySize(const plan::TaskPlan& task) {
   return task::Tokenizer(task).vocabulary().size();
 }
 
-std::mt19937_64 dataRng(uint64_t seed) { return std::mt19937_64(splitmix64(seed)); }
-
 model::Gpt buildModel(const plan::ExperimentPlan& plan, uint64_t seed, torch::Device device) {
   torch::manual_seed(seed);
   model::Gpt gpt(plan, vocabularySize(plan.task));
@@ -269,7 +93,7 @@ model::Gpt buildModel(const plan::ExperimentPlan& plan, uint64_t seed, torch::De
 TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const TrainContext& ctx) {
   const plan::TrainPlan& tp = plan.train;
   const bool bf16 = plan.model.precision == plan::Precision::Bf16Mixed;
-  const torch::ScalarType float_type = parameterDtype(plan.model.precision);
+  const torch::ScalarType float_type = model::parameterDtype(plan.model.precision);
   task::Tokenizer tokenizer(plan.task);
   std::mt19937_64 rng = dataRng(ctx.seed);
 
@@ -374,7 +198,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
                               ? longctx::sampleTrainingBatch(plan.task.documents, tp.batch, rng)
                               : task::sampleTrainingBatch(plan.task, tokenizer, tp.batch, rng);
       task::randomizeChannels(plan.attention.sampled_channels, batch, rng);
-      BatchTensors bt = toTensors(batch, ctx.device);
+      model::BatchTensors bt = model::toTensors(batch, ctx.device);
       if (!ctx.dump_dir.empty())
         dumpOrFail([&] {
           writeSafetensors({{"tokens", bt.tokens},
@@ -388,7 +212,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       int64_t answer_tokens = 0;  // the global batch's, when this rank trains on a slice
       if (group) {
         answer_tokens = std::max<int64_t>(1, bt.loss_mask.sum().item<int64_t>());
-        bt = sliceRows(bt, first_row, share);
+        bt = model::sliceRows(bt, first_row, share);
         if (stretch.defined()) stretch = stretch.narrow(0, first_row, share);
         if (offsets.defined()) offsets = offsets.narrow(1, first_row, share).contiguous();
       }
@@ -446,7 +270,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       total_tokens += tokens;
       interval_tokens += tokens;
       ++interval_steps;
-      const double eta = train_seconds / done * (tp.steps - done);
+      const double eta = train_seconds / (done - first_step) * (tp.steps - done);  // this process's pace
 
       if (log_now) {
         const double rate = interval_seconds > 0 ? interval_tokens / interval_seconds : 0.0;

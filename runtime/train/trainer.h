@@ -18,55 +18,19 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <random>
-#include <string>
 
 #include "compiler/plan/plan.h"
+#include "runtime/model/batch.h"
 #include "runtime/model/gpt.h"
 #include "runtime/distributed/process_group.h"
 #include "runtime/results/atomic_file.h"
-#include "runtime/task/addition.h"
+#include "runtime/train/progress.h"
 
 namespace posc::train {
-
-// "cpu", "cuda" or "cuda:N"; throws runtime::UserError when CUDA is asked for
-// but LibTorch sees no device, or the name is unknown.
-torch::Device resolveDevice(const std::string& name);
-
-// Sets LibTorch's intra-op thread count and, when LibTorch's BLAS is
-// OpenBLAS, OpenBLAS's own thread pool as well (LibTorch does not size it:
-// left alone it starts one busy-waiting thread per core, which on a shared or
-// small machine can cost a factor of 3-4 in throughput). n <= 0 does nothing.
-// Returns the previous BLAS thread count, or 0 if the BLAS is not OpenBLAS.
-int setThreads(int n);
-
-// A task batch as tensors on `device`: tokens and targets (B, L) int64,
-// loss_mask (B, L) bool, channels (C, B, L) int64.
-struct BatchTensors {
-  torch::Tensor tokens, targets, loss_mask, channels;
-};
-BatchTensors toTensors(const task::Batch& batch, torch::Device device);
-// Rows [begin, begin + count) of every tensor (one rank's share of a batch).
-BatchTensors sliceRows(const BatchTensors& batch, int64_t begin, int64_t count);
-
-// One draw from a distribution: Fixed a; Uniform a + (b - a) u;
-// LogUniform exp(log a + (log b - log a) u), u uniform in [0, 1) from 53 bits.
-double sampleDistribution(const plan::Distribution& d, std::mt19937_64& rng);
-
-// Per-sequence factors (B) from the first rotation that declares a stretch
-// distribution, or an undefined tensor when none does.
-torch::Tensor sampleStretch(const plan::AttentionPlan& attention, int64_t batch, std::mt19937_64& rng,
-                            torch::ScalarType dtype, torch::Device device);
 
 // Mean cross-entropy over positions where mask is set. logits (B, L, V).
 torch::Tensor maskedCrossEntropy(const torch::Tensor& logits, const torch::Tensor& targets,
                                  const torch::Tensor& mask);
-
-// Each training sequence's Abacus offset for each absolute embedding: (E, B)
-// int64, row i uniform on 0..train_offset of embedding i (zeros where it has
-// none); undefined when no embedding has an offset (no draw is made, so the
-// data stream of other plans is unchanged).
-torch::Tensor sampleEmbedOffsets(const plan::AttentionPlan& attention, int64_t batch, std::mt19937_64& rng);
 
 // The training loss of a batch: maskedCrossEntropy of the model's logits,
 // computed with GptImpl::forwardMasked, which leaves out every position the
@@ -75,15 +39,12 @@ torch::Tensor sampleEmbedOffsets(const plan::AttentionPlan& attention, int64_t b
 // sampleEmbedOffsets gives them, or undefined. The summed loss is divided by
 // `answer_tokens` when given (a rank's share of a global batch: the global
 // count), else by the batch's own count of answer positions.
-torch::Tensor trainingLoss(model::Gpt& model, const BatchTensors& batch, const torch::Tensor& stretch,
+torch::Tensor trainingLoss(model::Gpt& model, const model::BatchTensors& batch, const torch::Tensor& stretch,
                            bool bf16, const torch::Tensor& embed_offsets = {}, int64_t answer_tokens = 0);
 
 // Rows of the token embedding for a task: the addition vocabulary, or every
 // document token.
 int64_t vocabularySize(const plan::TaskPlan& task);
-
-// The data-stream generator of a seed.
-std::mt19937_64 dataRng(uint64_t seed);
 
 // torch::manual_seed(seed), build the model, move it to `device`.
 model::Gpt buildModel(const plan::ExperimentPlan& plan, uint64_t seed, torch::Device device);
@@ -93,7 +54,8 @@ struct TrainContext {
   torch::Device device = torch::kCPU;
   std::filesystem::path seed_dir;            // checkpoints go here; empty: none are written
   results::JsonLinesLog* metrics = nullptr;  // metrics.jsonl; may be null
-  enum class Progress { None, Lines, Bar } progress = Progress::Lines;
+  using Progress = ProgressMode;
+  Progress progress = Progress::Lines;
   // Called every plan.eval.every steps (when > 0) except after the last step;
   // the model is back in training mode afterwards.
   std::function<void(int step)> evaluate;

@@ -15,6 +15,7 @@
 
 #include <cmath>
 
+#include "runtime/model/batch.h"
 #include "runtime/model/gpt.h"
 #include "runtime/probe/head_scores.h"
 #include "runtime/probe/lookup.h"
@@ -23,7 +24,6 @@
 #include "runtime/probe/stop_attention.h"
 #include "runtime/probe/teacher_forced.h"
 #include "runtime/task/addition.h"
-#include "runtime/train/trainer.h"
 #include "tests/runtime/model_test_util.h"
 
 namespace {
@@ -311,7 +311,7 @@ TEST(StopProbe, HandSetSeparatorBonusSplitsByKeyGroupAsCountedByHand) {
       keys += n;
       rest_lse += c + std::log(n - 2);
       // The model's own P(<eos>) at that token, from a plain forward pass.
-      train::BatchTensors bt = train::toTensors(task::makeBatch({seq}, tok.vocabulary()), torch::kCPU);
+      model::BatchTensors bt = model::toTensors(task::makeBatch({seq}, tok.vocabulary()), torch::kCPU);
       auto probs = torch::softmax(m->forward(bt.tokens, bt.channels)[0][Q].to(torch::kDouble), -1);
       p_eos += probs[tok.vocabulary().eos()].item<double>();
       right += probs.argmax().item<int64_t>() == tok.vocabulary().eos();

@@ -8,6 +8,8 @@
 #include <torch/torch.h>
 
 #include "runtime/longctx/sequence.h"
+#include "runtime/model/batch.h"
+#include "runtime/train/sampling.h"
 #include "runtime/train/trainer.h"
 #include "tests/runtime/train_test_plans.h"
 
@@ -122,7 +124,7 @@ TEST(DocumentTraining, TheLossFallsOnDocuments) {
   const task::Batch probe = longctx::sampleTrainingBatch(p.task.documents, 64, rng);
   auto loss = [&] {
     torch::NoGradGuard no_grad;
-    return train::trainingLoss(model, train::toTensors(probe, torch::kCPU), torch::Tensor(), false).item<double>();
+    return train::trainingLoss(model, model::toTensors(probe, torch::kCPU), torch::Tensor(), false).item<double>();
   };
   const double before = loss();
   train::TrainContext ctx;

@@ -19,7 +19,7 @@
 #include "runtime/model/gpt.h"
 #include "runtime/model/score_formula.h"
 #include "runtime/task/addition.h"
-#include "runtime/train/trainer.h"
+#include "runtime/train/sampling.h"
 
 using namespace posc;
 

@@ -12,6 +12,7 @@
 #include <ctime>
 
 #include "runtime/eval/greedy.h"
+#include "runtime/model/device.h"
 #include "runtime/train/trainer.h"
 #include "tests/runtime/train_test_plans.h"
 
@@ -20,7 +21,7 @@ namespace {
 
 TEST(TrainEndToEnd, TinyModelLearnsShortAddition) {
   const int threads_before = torch::get_num_threads();
-  const int blas_threads_before = train::setThreads(1);
+  const int blas_threads_before = model::setThreads(1);
   const plan::ExperimentPlan p = testing::tinyAdditionPlan();  // 1500 steps, batch 64, lr 3e-3
   const std::clock_t cpu0 = std::clock();
   const auto t0 = std::chrono::steady_clock::now();
@@ -33,7 +34,7 @@ TEST(TrainEndToEnd, TinyModelLearnsShortAddition) {
   const auto acc = eval::evaluateLengths(m, p, 0);
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu_s = static_cast<double>(std::clock() - cpu0) / CLOCKS_PER_SEC;
-  if (blas_threads_before > 0) train::setThreads(blas_threads_before);
+  if (blas_threads_before > 0) model::setThreads(blas_threads_before);
   torch::set_num_threads(threads_before);
 
   std::printf("end-to-end: %d steps in %.1f s (%.0f tokens/s), final loss %.4f, total %.1f s wall, %.1f s CPU\n",

@@ -12,11 +12,14 @@
 #include <sstream>
 
 #include "runtime/eval/greedy.h"
+#include "runtime/model/batch.h"
+#include "runtime/model/device.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/results/tables.h"
-#include "runtime/train/run_experiment.h"
+#include "runtime/run/run_experiment.h"
 #include "runtime/train/checkpoint.h"
-#include "runtime/train/precision.h"
+#include "runtime/model/precision.h"
+#include "runtime/train/sampling.h"
 #include "runtime/train/schedule.h"
 #include "runtime/train/trainer.h"
 #include "tests/runtime/train_test_plans.h"
@@ -163,7 +166,7 @@ TEST(TrainLoop, BatchTensorsHaveTheTaskLayout) {
   task::Tokenizer tok(p.task);
   std::mt19937_64 rng(7);
   const task::Batch batch = task::sampleTrainingBatch(p.task, tok, 5, rng);
-  const train::BatchTensors t = train::toTensors(batch, torch::kCPU);
+  const model::BatchTensors t = model::toTensors(batch, torch::kCPU);
   ASSERT_EQ(t.tokens.sizes(), (std::vector<int64_t>{5, batch.length}));
   ASSERT_EQ(t.channels.sizes(), (std::vector<int64_t>{plan::kChannelCount, 5, batch.length}));
   EXPECT_EQ(t.loss_mask.scalar_type(), torch::kBool);
@@ -224,7 +227,7 @@ TEST(TrainLoop, TrainingLossEqualsMaskedCrossEntropyOfTheFullForward) {
   model::Gpt m = train::buildModel(p, 3, torch::kCPU);
   task::Tokenizer tok(p.task);
   std::mt19937_64 rng = train::dataRng(3);
-  const train::BatchTensors bt = train::toTensors(task::sampleTrainingBatch(p.task, tok, 16, rng), torch::kCPU);
+  const model::BatchTensors bt = model::toTensors(task::sampleTrainingBatch(p.task, tok, 16, rng), torch::kCPU);
   const double full = train::maskedCrossEntropy(m->forward(bt.tokens, bt.channels), bt.targets, bt.loss_mask)
                           .item<double>();
   EXPECT_NEAR(train::trainingLoss(m, bt, torch::Tensor(), /*bf16=*/false).item<double>(), full, 1e-12);
@@ -260,16 +263,16 @@ TEST(TrainLoop, TrainsInEveryPrecisionWithStretchAndPeriodicEvaluation) {
     EXPECT_GT(stats.tokens_per_s, 0);
     EXPECT_EQ(evaluated, (std::vector<int>{10, 20}));  // not after the last step: the caller evaluates
     EXPECT_EQ(log.lines().size(), 3u);
-    EXPECT_FALSE(train::autocastEnabled(c10::DeviceType::CPU));
-    for (const auto& param : m->parameters()) EXPECT_EQ(param.scalar_type(), train::parameterDtype(precision));
+    EXPECT_FALSE(model::autocastEnabled(c10::DeviceType::CPU));
+    for (const auto& param : m->parameters()) EXPECT_EQ(param.scalar_type(), model::parameterDtype(precision));
   }
 }
 
 TEST(TrainLoop, UnknownOrMissingDeviceIsAUserError) {
-  EXPECT_THROW(train::resolveDevice("tpu"), runtime::UserError);
+  EXPECT_THROW(model::resolveDevice("tpu"), runtime::UserError);
   if (!torch::cuda::is_available()) {
     try {
-      train::resolveDevice("cuda");
+      model::resolveDevice("cuda");
       FAIL();
     } catch (const runtime::UserError& e) {
       EXPECT_NE(std::string(e.what()).find("no CUDA device"), std::string::npos);
@@ -281,7 +284,7 @@ TEST(TrainLoop, UnknownOrMissingDeviceIsAUserError) {
 torch::Tensor logitsOf(model::Gpt& m, const plan::ExperimentPlan& p) {
   task::Tokenizer tok(p.task);
   std::mt19937_64 rng(5);
-  const train::BatchTensors t = train::toTensors(task::sampleTrainingBatch(p.task, tok, 4, rng), torch::kCPU);
+  const model::BatchTensors t = model::toTensors(task::sampleTrainingBatch(p.task, tok, 4, rng), torch::kCPU);
   torch::NoGradGuard no_grad;
   m->eval();
   return m->forward(t.tokens, t.channels);

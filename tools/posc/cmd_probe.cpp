@@ -10,10 +10,11 @@
 
 #include <unistd.h>
 
+#include "runtime/model/device.h"
 #include "runtime/probe/probe.h"
 #include "runtime/results/atomic_file.h"
-#include "runtime/train/run_experiment.h"
-#include "runtime/train/run_folder.h"
+#include "runtime/run/run_experiment.h"
+#include "runtime/results/run_folder.h"
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/trainer.h"
 #include "tools/posc/cli.h"
@@ -111,10 +112,10 @@ int runProbe(const std::vector<std::string>& args) {
     // under the probe and receive the old model's results in its probes/.
     // A folder this user cannot write is one no run of theirs can replace:
     // its probes go to --out without the lock.
-    std::optional<train::FolderLock> lock;
+    std::optional<results::FolderLock> lock;
     if (out.empty() || ::access(from.c_str(), W_OK) == 0) lock.emplace(from, "probe");
-    const torch::Device dev = train::resolveDevice(device);
-    train::setThreads(threads);
+    const torch::Device dev = model::resolveDevice(device);
+    model::setThreads(threads);
     // Load every checkpoint before running anything, so a missing one writes nothing.
     std::vector<probe::SeedModel> models;
     for (uint64_t seed : plan.train.seeds) {

@@ -8,7 +8,8 @@
 #include "compiler/jit/compiled.h"
 #include "runtime/distributed/process_group.h"
 #include "runtime/handset/run_handset.h"
-#include "runtime/train/run_experiment.h"
+#include "runtime/model/device.h"
+#include "runtime/run/run_experiment.h"
 #include "tools/posc/blas_kernels.h"
 #include "tools/posc/cli.h"
 
@@ -142,7 +143,7 @@ int runRun(const std::vector<std::string>& args) {
   ro.device = device;
   ro.dump_dir = dump_dir;
   ro.threads = threads ? *threads
-             : device == "cpu" ? runtime::usefulThreads(plan.model, runtime::availableCores(), tools::blasSharesTorchThreads())
+             : device == "cpu" ? model::usefulThreads(plan.model, model::availableCores(), tools::blasSharesTorchThreads())
                                : 1;
   if (ro.threads != 1) tools::ensurePassiveOpenMp();  // may run posc again with OMP_WAIT_POLICY set
   ro.score_jit = jit_flag.empty() ? device == "cpu" && jit::available() : jit_flag == "on";

@@ -13,10 +13,11 @@
 #include <algorithm>
 #include <map>
 
+#include "runtime/model/device.h"
 #include "runtime/report/comparison.h"
 #include "runtime/report/report.h"
 #include "runtime/results/atomic_file.h"
-#include "runtime/train/run_experiment.h"
+#include "runtime/run/run_experiment.h"
 #include "runtime/study/executor.h"
 #include "runtime/study/jobs.h"
 #include "runtime/study/slurm.h"
@@ -215,7 +216,7 @@ int runStudy(const std::vector<std::string>& args) {
   request.posc_binary = selfPath();
   // The cores shared out among the runs at once: with one run per core (the
   // default), each trains on one thread.
-  const int cores = runtime::availableCores();
+  const int cores = model::availableCores();
   const std::vector<std::string> placement = run_flags;  // --device, --jit as given
   if (threads == 0) threads = std::max(1, cores / (slots > 0 ? slots : cores));
   run_flags.insert(run_flags.end(), {"--threads", std::to_string(threads)});

@@ -1,4 +1,4 @@
-// Numeric precision helpers shared by training and evaluation.
+// Numeric precision of a model, shared by training, evaluation and the probes.
 //
 // Bf16Mixed keeps parameters and optimiser state in float32 and runs the
 // forward pass under autocast (matrix products in bfloat16). AutocastGuard
@@ -21,7 +21,7 @@
 #define POSC_AUTOCAST_PER_DEVICE_API 0
 #endif
 
-namespace posc::train {
+namespace posc::model {
 
 // The dtype of model parameters for a precision.
 inline c10::ScalarType parameterDtype(plan::Precision p) {
@@ -87,4 +87,4 @@ class AutocastGuard {
   c10::ScalarType prev_dtype_ = c10::ScalarType::BFloat16;
 };
 
-}  // namespace posc::train
+}  // namespace posc::model

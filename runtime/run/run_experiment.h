@@ -29,31 +29,16 @@
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 
 #include "compiler/plan/plan.h"
+#include "runtime/results/errors.h"
 
 namespace posc::dist {
 class ProcessGroup;
 }
 
 namespace posc::runtime {
-
-// An error the user can fix (no CUDA device, missing warm-start checkpoint,
-// unwritable folder). The CLI prints its message and exits with 2.
-struct UserError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// A run stopped by SIGINT or SIGTERM at a step boundary after writing its
-// resume point; the CLI says how to continue and exits with 128 + signal.
-struct Interrupted : std::runtime_error {
-  Interrupted(const std::string& what, int signal, int step)
-      : std::runtime_error(what), signal(signal), step(step) {}
-  int signal;
-  int step;  // the last step done (its resume point)
-};
 
 struct RunOptions {
   std::string out_dir;              // results folder (created)
@@ -93,19 +78,5 @@ inline constexpr int kUnmetRequirement = 3;
 // Returns 0 on success, kUnmetRequirement as above. Throws UserError for
 // user-fixable problems.
 int runExperiment(const plan::ExperimentPlan& plan, const RunOptions& options);
-
-// The CPU threads worth using for a model's training step on `cores` cores.
-// When the BLAS runs on LibTorch's OpenMP team (`blas_shares_threads`:
-// OpenBLAS's OpenMP build), all of them: on a 2-core AVX-512 machine
-// (bench/cpu_speed.py) two threads made the 6 x 384 step (10.6M) 1.6-1.8x
-// faster and the 2 x 64 step (0.1M) faster too. With OpenBLAS's own pthreads
-// the two pools fight: all cores only for models of at least 2M weights in
-// the blocks, else one (two threads made the 2 x 64 step 2.5x slower there;
-// the threshold between the two measured sizes is a choice, not a
-// measurement).
-int usefulThreads(const plan::ModelPlan& model, int cores, bool blas_shares_threads);
-
-// The cores this process may run on (its CPU affinity), at least 1.
-int availableCores();
 
 }  // namespace posc::runtime

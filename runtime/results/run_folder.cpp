@@ -1,5 +1,5 @@
 // Folder lock, status file and clean-up of earlier outputs; see run_folder.h.
-#include "runtime/train/run_folder.h"
+#include "runtime/results/run_folder.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 
 #include "runtime/results/atomic_file.h"
-#include "runtime/train/run_experiment.h"
+#include "runtime/results/errors.h"
 
-namespace posc::train {
+namespace posc::results {
 
 namespace fs = std::filesystem;
 
@@ -163,4 +163,4 @@ void removeRunOutputs(const fs::path& dir) {
   for (const fs::path& seed : seedFolders(dir)) removeMatching(seed, checkpoint);
 }
 
-}  // namespace posc::train
+}  // namespace posc::results

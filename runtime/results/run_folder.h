@@ -18,7 +18,7 @@
 
 #include "runtime/formats/run_status.h"
 
-namespace posc::train {
+namespace posc::results {
 
 // Holds <dir>/.lock for its lifetime: a run while it writes the folder, a
 // probe while it reads the checkpoints and writes probes/ (a run started
@@ -76,4 +76,4 @@ void removeRunOutputs(const std::filesystem::path& dir);
 // left in the folder and its seed folders; call while holding the lock.
 void removeTemporaryFiles(const std::filesystem::path& dir);
 
-}  // namespace posc::train
+}  // namespace posc::results
