@@ -116,8 +116,8 @@ TEST(ReplSession, TableAliasesWindowsAndFiles) {
   Reply w = s.submit(":windows exp(-abs(d)/10), 0..29, width = 10");
   EXPECT_EQ(w.text,
             "target: exp(-abs(d) / 10) at d = 0 is 1\n"
-            "| window | highest at | score | fraction of target |\n| --- | --- | --- | --- |\n"
-            "| 0..9 | 0 | 1 | 1.00 |\n| 10..19 | 10 | 0.367879 | 0.37 |\n| 20..29 | 20 | 0.135335 | 0.14 |\n");
+            "| window start | window end | highest at | score | fraction of target |\n| --- | --- | --- | --- | --- |\n"
+            "| 0 | 9 | 0 | 1 | 1.000 |\n| 10 | 19 | 10 | 0.367879 | 0.368 |\n| 20 | 29 | 20 | 0.135335 | 0.135 |\n");
   Reply svg = s.submit(":svg k, -50..50, \"k.svg\"");
   EXPECT_EQ(svg.text, "wrote k.svg and k.csv\n");
   ASSERT_TRUE(files.written.count("k.svg"));
@@ -188,8 +188,8 @@ TEST(ReplSession, CommentLinesNaNPointsAndLateScriptLines) {
   EXPECT_NE(nan.text.find("  max: none, every point is NaN\n  min: none, every point is NaN\n"), std::string::npos)
       << nan.text;
   Reply windows = s.submit(":windows n, -4..5, width = 5, target = 1");
-  EXPECT_NE(windows.text.find("| -4..0 | 0 | -inf | -inf |"), std::string::npos) << windows.text;  // not the NaN at -4
-  EXPECT_NE(windows.text.find("| 1..5 | 5 | 1.60944 | inf |"), std::string::npos) << windows.text;
+  EXPECT_NE(windows.text.find("| -4 | 0 | 0 | -inf | -inf |"), std::string::npos) << windows.text;  // not the NaN at -4
+  EXPECT_NE(windows.text.find("| 1 | 5 | 5 | 1.60944 | inf |"), std::string::npos) << windows.text;
   Reply late = s.submit("k(d) = 3 * * d", "script.repl", 40000);
   EXPECT_NE(late.errors.find("script.repl:40000:12: error:"), std::string::npos) << late.errors;
   EXPECT_NE(late.errors.find("    k(d) = 3 * * d\n               ^"), std::string::npos) << late.errors;

@@ -10,85 +10,35 @@
 
 namespace posc::repl {
 
-bool Args::bind() {
+using analysis::Param;
+
+std::optional<analysis::Values> Args::bind() {
   sema::CallShape shape;
-  shape.callee = signature_.name;
-  for (const ArgSpec& s : signature_.args) shape.parameters.push_back({s.name, s.required, {}});
-  shape.usage = "usage: " + signature_.usage;
-  sema::MatchedArguments matched = sema::matchArguments(shape, args_, range_, diags_);
-  values_ = std::move(matched.given);
-  return matched.ok;
+  shape.callee = repl_ ? ":" + command_.name : command_.name;
+  for (const Param& p : command_.params) shape.parameters.push_back({p.name, p.required, {}});
+  shape.usage = "usage: " + command_.usage(repl_);
+  sema::MatchedArguments matched = sema::matchArguments(shape, args_, call_, diags_);
+  given_ = std::move(matched.given);
+  if (!matched.ok) return std::nullopt;
+  analysis::Values values;
+  bool ok = true;
+  for (const Param& p : command_.params) ok = bindOne(p, values) && ok;
+  if (!ok) return std::nullopt;
+  return values;
 }
 
-
-std::optional<KernelArg> Args::kernel(const std::string& name) {
-  const ast::Expr& e = *values_.at(name)->value;
-  if (e.kind == ast::Expr::Kind::Name) {
-    auto it = defs_.find(e.name.text);
-    if (it != defs_.end() && it->second.isKernel()) return KernelArg{it->second.program, e.name.text};
-  }
-  // Any expression of d: `:plot 20*cos(2*pi*d/6), -20..20`.
-  std::optional<analysis::KernelProgram> p = lowerKernel(e, "d", defs_, diags_);
-  if (!p) return std::nullopt;
-  return KernelArg{std::move(*p), ast::dumpExpr(e)};
+SourceRange Args::rangeOf(const std::string& name, int element) const {
+  auto it = given_.find(name);
+  if (it == given_.end()) return call_;
+  const ast::Expr& e = *it->second->value;
+  if (element >= 0 && e.kind == ast::Expr::Kind::List && static_cast<size_t>(element) < e.elements.size())
+    return e.elements[static_cast<size_t>(element)]->range;
+  return e.range;
 }
 
-std::optional<std::pair<double, double>> Args::range(const std::string& name) {
-  const ast::Expr& e = *values_.at(name)->value;
-  if (e.kind != ast::Expr::Kind::Range) {
-    error(e.range, "expected a range of distances", "write it as lo..hi, for example -50..50");
-    return std::nullopt;
-  }
-  auto lo = lowerConstant(*e.lhs, defs_, diags_);
-  auto hi = lowerConstant(*e.rhs, defs_, diags_);
-  if (!lo || !hi) return std::nullopt;
-  for (auto [end, value] : {std::pair{e.lhs.get(), *lo}, {e.rhs.get(), *hi}})
-    if (!std::isfinite(value)) {
-      error(end->range, fmt::format("a range of distances needs finite ends, not {}",
-                                     std::isnan(value) ? "NaN" : fmt::format("{:g}", value)));
-      return std::nullopt;
-    }
-  if (*hi < *lo) {
-    error(e.range, fmt::format("the range {:g}..{:g} is empty", *lo, *hi), "the lower end comes first");
-    return std::nullopt;
-  }
-  return std::make_pair(*lo, *hi);
+void Args::report(const analysis::CommandError& e) {
+  error(e.param.empty() ? call_ : rangeOf(e.param, e.element), e.what(), e.hint);
 }
-
-std::optional<double> Args::number(const std::string& name, double fallback, double lo, bool integer, double hi) {
-  if (!has(name)) return fallback;
-  const ast::Expr& e = *values_.at(name)->value;
-  auto v = lowerConstant(e, defs_, diags_);
-  if (!v) return std::nullopt;
-  if (!(*v >= lo && *v <= hi) || (integer && *v != std::floor(*v))) {
-    std::string want = integer ? "a whole number" : "a number";
-    if (lo > -HUGE_VAL && hi < HUGE_VAL) want += fmt::format(" in {:g}..{:g}", lo, hi);
-    else if (lo > -HUGE_VAL) want += fmt::format(" of at least {:g}", lo);
-    error(e.range, fmt::format("'{}' must be {}, not {:g}", name, want, *v));
-    return std::nullopt;
-  }
-  return v;
-}
-
-std::optional<std::string> Args::text(const std::string& name) {
-  const ast::Expr& e = *values_.at(name)->value;
-  if (e.kind != ast::Expr::Kind::String) {
-    error(e.range, fmt::format("'{}' must be text in double quotes", name));
-    return std::nullopt;
-  }
-  return e.text;
-}
-
-std::optional<std::string> Args::symbol(const std::string& name, const std::vector<std::string>& allowed) {
-  const ast::Expr& e = *values_.at(name)->value;
-  if (e.kind != ast::Expr::Kind::Name || (!allowed.empty() && std::find(allowed.begin(), allowed.end(), e.name.text) == allowed.end())) {
-    Diagnostic& d = diags_.error(e.range, fmt::format("'{}' must be {}", name, allowed.empty() ? "a name" : "one of: " + fmt::format("{}", fmt::join(allowed, ", "))));
-    if (e.kind == ast::Expr::Kind::Name) suggest(d, e.name.text, allowed);
-    return std::nullopt;
-  }
-  return e.name.text;
-}
-
 
 bool Args::error(SourceRange r, std::string message, std::string hint) {
   Diagnostic& d = diags_.error(r, std::move(message));
@@ -96,32 +46,114 @@ bool Args::error(SourceRange r, std::string message, std::string hint) {
   return false;
 }
 
-
-std::optional<std::vector<double>> Args::numbers(const std::string& name, std::vector<double> fallback, double lo) {
-  if (!has(name)) return fallback;
-  const ast::Expr& e = *values_.at(name)->value;
-  std::vector<const ast::Expr*> items;
-  if (e.kind == ast::Expr::Kind::List) {
-    for (const auto& x : e.elements) items.push_back(x.get());
-    if (items.empty()) {
-      error(e.range, fmt::format("'{}' needs at least one number", name));
-      return std::nullopt;
-    }
-  } else {
-    items.push_back(&e);
+std::optional<double> Args::number(const Param& p, const ast::Expr& e) {
+  auto v = lowerConstant(e, defs_, diags_);
+  if (!v) return std::nullopt;
+  if (!(*v >= p.lo && *v <= p.hi) || (p.integer && *v != std::floor(*v))) {
+    std::string want = p.integer ? "a whole number" : "a number";
+    if (p.lo > -HUGE_VAL && p.hi < HUGE_VAL) want += fmt::format(" in {:g}..{:g}", p.lo, p.hi);
+    else if (p.lo > -HUGE_VAL) want += fmt::format(" of at least {:g}", p.lo);
+    error(e.range, fmt::format("'{}' must be {}, not {:g}", p.name, want, *v));
+    return std::nullopt;
   }
-  std::vector<double> out;
-  for (const ast::Expr* x : items) {
-    auto v = lowerConstant(*x, defs_, diags_);
-    if (!v) return std::nullopt;
-    if (!(*v >= lo)) {
-      error(x->range, fmt::format("'{}' must hold numbers of at least {:g}, not {:g}", name, lo, *v));
-      return std::nullopt;
-    }
-    out.push_back(*v);
-  }
-  return out;
+  return v;
 }
 
+bool Args::bindOne(const Param& p, analysis::Values& out) {
+  if (!has(p.name)) {
+    if (!p.has_default) return true;  // the handler asks given()
+    switch (p.kind) {
+      case Param::Kind::Number: out.setNumber(p.name, p.number, false); break;
+      case Param::Kind::Numbers: out.setNumbers(p.name, p.numbers, false); break;
+      case Param::Kind::Range: out.setRange(p.name, p.range, false); break;
+      case Param::Kind::Text:
+      case Param::Kind::Symbol: out.setText(p.name, p.text, false); break;
+      case Param::Kind::Kernel:
+      case Param::Kind::Source: break;
+    }
+    return true;
+  }
+  const ast::Expr& e = expr(p.name);
+  switch (p.kind) {
+    case Param::Kind::Kernel: {
+      if (e.kind == ast::Expr::Kind::Name) {
+        auto it = defs_.find(e.name.text);
+        if (it != defs_.end() && it->second.isKernel()) {
+          out.setKernel(p.name, {it->second.program, e.name.text, true});
+          return true;
+        }
+      }
+      // Any expression of d: `:plot 20*cos(2*pi*d/6), -20..20`.
+      std::optional<analysis::KernelProgram> k = lowerKernel(e, "d", defs_, diags_);
+      if (!k) return false;
+      out.setKernel(p.name, {std::move(*k), ast::dumpExpr(e), e.kind == ast::Expr::Kind::Name});
+      return true;
+    }
+    case Param::Kind::Range: {
+      if (e.kind != ast::Expr::Kind::Range)
+        return error(e.range, "expected a range of distances", "write it as lo..hi, for example -50..50");
+      auto lo = lowerConstant(*e.lhs, defs_, diags_);
+      auto hi = lowerConstant(*e.rhs, defs_, diags_);
+      if (!lo || !hi) return false;
+      for (auto [end, value] : {std::pair{e.lhs.get(), *lo}, {e.rhs.get(), *hi}})
+        if (!std::isfinite(value))
+          return error(end->range, fmt::format("a range of distances needs finite ends, not {}",
+                                               std::isnan(value) ? "NaN" : fmt::format("{:g}", value)));
+      if (*hi < *lo)
+        return error(e.range, fmt::format("the range {:g}..{:g} is empty", *lo, *hi), "the lower end comes first");
+      out.setRange(p.name, {*lo, *hi}, true);
+      return true;
+    }
+    case Param::Kind::Number: {
+      auto v = number(p, e);
+      if (!v) return false;
+      out.setNumber(p.name, *v, true);
+      return true;
+    }
+    case Param::Kind::Numbers: {
+      std::vector<const ast::Expr*> items;
+      if (e.kind == ast::Expr::Kind::List) {
+        for (const auto& x : e.elements) items.push_back(x.get());
+        if (items.empty()) return error(e.range, fmt::format("'{}' needs at least one number", p.name));
+      } else {
+        items.push_back(&e);
+      }
+      std::vector<double> values;
+      for (const ast::Expr* x : items) {
+        auto v = lowerConstant(*x, defs_, diags_);
+        if (!v) return false;
+        if (!(*v >= p.lo))
+          return error(x->range, fmt::format("'{}' must hold numbers of at least {:g}, not {:g}", p.name, p.lo, *v));
+        values.push_back(*v);
+      }
+      out.setNumbers(p.name, std::move(values), true);
+      return true;
+    }
+    case Param::Kind::Text:
+      if (e.kind != ast::Expr::Kind::String)
+        return error(e.range, fmt::format("'{}' must be text in double quotes", p.name));
+      out.setText(p.name, e.text, true);
+      return true;
+    case Param::Kind::Source:
+      if (e.kind == ast::Expr::Kind::String) out.setText(p.name, e.text, true);
+      else if (e.kind == ast::Expr::Kind::Name) out.setText(p.name, e.name.text, true);
+      else out.setText(p.name, "", true);  // the front door says what it expected
+      return true;
+    case Param::Kind::Symbol: {
+      const std::vector<std::string>& allowed = p.symbols;
+      if (e.kind != ast::Expr::Kind::Name ||
+          (!allowed.empty() && std::find(allowed.begin(), allowed.end(), e.name.text) == allowed.end())) {
+        Diagnostic& d = diags_.error(e.range, fmt::format("'{}' must be {}", p.name,
+                                                          allowed.empty() ? "a name"
+                                                                          : "one of: " + fmt::format("{}", fmt::join(allowed, ", "))));
+        if (e.kind == ast::Expr::Kind::Name) suggest(d, e.name.text, allowed);
+        return false;
+      }
+      out.setText(p.name, e.name.text, true);
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace posc::repl

@@ -1,76 +1,56 @@
-// Binding the arguments of a REPL command or an analysis call to what the
-// command expects: the arguments are matched to the command's parameters as
-// every call of the language matches them (compiler/sema/arguments.h), then
-// each is checked for its kind (a kernel, a range of distances, a number, a
-// list of numbers, text, a name) with located errors.
+// Binding the written arguments of a REPL command or an analysis call to the
+// parameters of its command (runtime/analysis/command.h): the arguments are
+// matched as every call of the language matches them (compiler/sema/
+// arguments.h), then each is checked against its parameter's kind and
+// bounds, and absent ones take the parameter's default. Every error is
+// located at the argument it is about.
 #pragma once
 
-#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "compiler/ast/ast.h"
 #include "compiler/diag/diagnostics.h"
 #include "compiler/sema/arguments.h"
+#include "runtime/analysis/command.h"
 #include "tools/posc/repl/lower.h"
 
 namespace posc::repl {
 
-struct ArgSpec {
-  enum class Kind { Kernel, Range, Number, Numbers, Text, Symbol } kind;
-  std::string name;
-  bool required = false;
-};
-
-// What a command or call takes: "name" as the user writes it (":aliases",
-// "aliases"), its arguments, a usage line for hints, and a one-line summary.
-struct Signature {
-  std::string name;
-  std::vector<ArgSpec> args;
-  std::string usage;
-  std::string summary;
-};
-
-// A kernel argument: a defined kernel's name or an expression in d.
-struct KernelArg {
-  analysis::KernelProgram program;
-  std::string label;
-};
-
 class Args {
  public:
-  Args(const Signature& signature, const std::vector<ast::Arg>& args, SourceRange range, const Definitions& defs,
-       DiagnosticEngine& diags)
-      : signature_(signature), args_(args), range_(range), defs_(defs), diags_(diags) {}
+  // `repl`: the call is a REPL command (its usage line is the REPL's).
+  Args(const analysis::Command& command, bool repl, const std::vector<ast::Arg>& args, SourceRange call,
+       const Definitions& defs, DiagnosticEngine& diags)
+      : command_(command), repl_(repl), args_(args), call_(call), defs_(defs), diags_(diags) {}
 
-  // Matches the arguments to the signature; false after reporting an error.
-  bool bind();
-  bool has(const std::string& name) const { return values_.count(name) > 0; }
-  SourceRange rangeOf(const std::string& name) const { return values_.at(name)->range; }
-  const ast::Expr& expr(const std::string& name) const { return *values_.at(name)->value; }
+  // Every argument matched, checked and bound, defaults filled in; nullopt
+  // after reporting every error found.
+  std::optional<analysis::Values> bind();
 
-  std::optional<KernelArg> kernel(const std::string& name);
-  std::optional<std::pair<double, double>> range(const std::string& name);
-  // A number, `fallback` when absent; checks lo <= value <= hi and integrality.
-  std::optional<double> number(const std::string& name, double fallback, double lo = -HUGE_VAL, bool integer = false,
-                               double hi = HUGE_VAL);
-  // A list of numbers ([1, 2, 4] or a single number), `fallback` when absent.
-  std::optional<std::vector<double>> numbers(const std::string& name, std::vector<double> fallback, double lo = -HUGE_VAL);
-  std::optional<std::string> text(const std::string& name);
-  std::optional<std::string> symbol(const std::string& name, const std::vector<std::string>& allowed);
+  bool has(const std::string& name) const { return given_.count(name) > 0; }
+  const ast::Expr& expr(const std::string& name) const { return *given_.at(name)->value; }
+  // Where a parameter's value is written (its `element`-th entry for a
+  // list), or the call when it was not given.
+  SourceRange rangeOf(const std::string& name, int element = -1) const;
 
+  // A handler's error, located at what it names.
+  void report(const analysis::CommandError& e);
   bool error(SourceRange r, std::string message, std::string hint = {});
 
  private:
-  const Signature& signature_;
+  bool bindOne(const analysis::Param& p, analysis::Values& out);
+  std::optional<double> number(const analysis::Param& p, const ast::Expr& e);
+
+  const analysis::Command& command_;
+  bool repl_;
   const std::vector<ast::Arg>& args_;
-  SourceRange range_;
+  SourceRange call_;
   const Definitions& defs_;
   DiagnosticEngine& diags_;
-  std::map<std::string, const ast::Arg*> values_;
+  std::map<std::string, const ast::Arg*> given_;
 };
 
 }  // namespace posc::repl

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "compiler/source/source.h"
+#include "runtime/analysis/command.h"
 #include "tools/posc/repl/lower.h"
 
 namespace posc::repl {
@@ -55,6 +56,21 @@ class Session {
   static std::string help();
 
  private:
+  // One command being run: its bound arguments and the reply it builds.
+  struct Call;
+  using Handler = void (Session::*)(Call&);
+  // A REPL command: a session command with its handler (:help, :list,
+  // :load, :quit), or a shared analysis command (handler null) whose result
+  // is shown as text.
+  struct Entry {
+    analysis::Command command;
+    Handler handler = nullptr;
+  };
+  static const std::vector<Entry>& commands();
+  void listDefinitions(Call& call);
+  void load(Call& call);
+  void runAnalysis(Call& call);
+
   Definitions defs_;
   FileWriter writer_;
   bool color_;
