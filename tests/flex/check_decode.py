@@ -11,14 +11,14 @@ decodes on its own: a full forward pass over the prompt and the tokens emitted
 so far, the argmax of the last position appended, until <eos> or A tokens.
 Exits 1 when any answer differs from posc's.
 """
-import importlib.util
 import os
 import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
-from posc_model import PoscGPT, attention_path, read_safetensors  # noqa: E402
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+from posc import PoscGPT, attention_path, load_module, read_safetensors, set_backend  # noqa: E402
 
 
 def cut(row, eos):
@@ -34,10 +34,8 @@ def cut(row, eos):
 
 def main():
     module_path, model_path, data_paths = sys.argv[1], sys.argv[2], sys.argv[3:]
-    spec = importlib.util.spec_from_file_location("attention", module_path)
-    attention = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(attention)
-    model = PoscGPT.from_safetensors(model_path, attention)
+    set_backend("flex")  # flex_attention itself wherever this PyTorch has it
+    model = PoscGPT.from_safetensors(model_path, load_module(module_path)).float()
     same = total = correct_eos = 0
     for path in data_paths:
         data, _ = read_safetensors(path)
@@ -46,7 +44,7 @@ def main():
         emitted = []
         with torch.no_grad():
             for i in range(answer_channels.size(2)):
-                logits = model(tokens, channels, dtype=torch.float32)
+                logits = model(tokens, channels)
                 nxt = logits[:, -1].argmax(-1)
                 emitted.append(nxt)
                 tokens = torch.cat([tokens, nxt[:, None]], 1)

@@ -20,8 +20,9 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
-from posc_model import read_safetensors  # noqa: E402
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+from posc import read_safetensors  # noqa: E402
 
 
 def flex_probabilities(mod, scores, channels, params):
