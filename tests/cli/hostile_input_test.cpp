@@ -74,12 +74,14 @@ const Measured& baseline() {
   return m;
 }
 
-// A refusal within a second of posc's start-up and within 100 MB of its
-// start-up memory: the input was not read or allocated (before the fixes
-// these commands grew by 4-8 GB).
+// A refusal within 100 MB of posc's start-up memory and within seconds of its
+// start-up time: the input was not read or allocated (before the fixes these
+// commands grew by 4-8 GB, or walked the whole file system for minutes). The
+// time bound is loose (5 s) because a loaded machine stretches any process:
+// a refusal that slips by seconds is still one that did not read its input.
 void expectCheapRefusal(const Measured& m) {
   EXPECT_EQ(m.status, 2) << m.err;
-  EXPECT_LT(m.seconds, baseline().seconds + 1.0) << m.err;
+  EXPECT_LT(m.seconds, baseline().seconds + 5.0) << m.err;
   EXPECT_LT(m.peak_mb, baseline().peak_mb + 100.0) << "start-up: " << baseline().peak_mb << " MB\n" << m.err;
 }
 
