@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <type_traits>
 
 namespace posc::sema {
 
@@ -15,16 +16,28 @@ namespace {
 
 using Kind = Value::Kind;
 
+// Checks a setting's value and writes it into the plan. With `shown` set, it
+// instead writes the plan's current value there as text, reading nothing:
+// run on a default plan, every setter that goes through it tells its default
+// (`posc help settings`), so no default is written twice.
 struct Checker {
   const Value& v;
   DiagnosticEngine& diags;
   std::string setting;
+  std::string* shown = nullptr;
+
+  template <typename T>
+  static std::string text(const T& x) {
+    if constexpr (std::is_floating_point_v<T>) return fmt::format("{:g}", x);
+    else return fmt::format("{}", x);
+  }
 
   bool fail(const std::string& wanted) {
     diags.error(v.range, fmt::format("'{}' takes {}, not {}", setting, wanted, v.describe()));
     return false;
   }
   bool integer(long long lo, long long hi, long long& out) {
+    if (shown) return *shown = text(out), true;
     if (!v.isInteger()) return fail(hi == LLONG_MAX ? fmt::format("an integer >= {}", lo) : fmt::format("an integer in {}..{}", lo, hi));
     long long x = static_cast<long long>(v.number);
     if (x < lo || x > hi) {
@@ -37,6 +50,7 @@ struct Checker {
   }
   template <typename T>
   bool integer(long long lo, long long hi, T& out) {
+    if (shown) return *shown = text(out), true;
     long long x;
     if (!integer(lo, hi, x)) return false;
     out = static_cast<T>(x);
@@ -45,6 +59,12 @@ struct Checker {
   // A list of integers, a single integer, or a half-open range a..b.
   template <typename T>
   bool integers(long long lo, long long hi, const char* non_empty, std::vector<T>& out) {
+    if (shown) {
+      *shown = "[";
+      for (size_t i = 0; i < out.size(); ++i) *shown += (i ? ", " : "") + text(out[i]);
+      *shown += "]";
+      return true;
+    }
     std::vector<T> values;
     std::set<long long> seen;
     if (v.kind == Kind::Range) {
@@ -72,6 +92,7 @@ struct Checker {
     return true;
   }
   bool real(double lo, double hi, double& out, bool lo_open = false) {
+    if (shown) return *shown = text(out), true;
     if (v.kind != Kind::Number || !std::isfinite(v.number)) return fail("a number");
     if (v.number < lo || (lo_open && v.number == lo) || v.number > hi) {
       diags.error(v.range, fmt::format("'{}' must be {} {:g}{}, got {:g}", setting, lo_open ? ">" : ">=", lo,
@@ -82,12 +103,18 @@ struct Checker {
     return true;
   }
   bool boolean(bool& out) {
+    if (shown) return *shown = out ? "true" : "false", true;
     if (v.kind != Kind::Bool) return fail("true or false");
     out = v.boolean;
     return true;
   }
   template <typename E>
   bool word(const std::vector<std::pair<std::string, E>>& words, E& out) {
+    if (shown) {
+      for (auto& [n, e] : words)
+        if (e == out) *shown = n;
+      return true;
+    }
     std::vector<std::string> names;
     for (auto& [n, e] : words) names.push_back(n);
     std::string list;
@@ -104,6 +131,14 @@ struct Checker {
 // A list of words (or one word), e.g. the document tasks.
 template <typename E>
 bool wordList(Checker& c, const std::vector<std::pair<std::string, E>>& words, std::vector<E>& out) {
+  if (c.shown) {
+    *c.shown = "[";
+    for (size_t i = 0; i < out.size(); ++i)
+      for (auto& [n, e] : words)
+        if (e == out[i]) *c.shown += (i ? ", " : "") + n;
+    *c.shown += "]";
+    return true;
+  }
   std::vector<E> values;
   // Each element is checked as one word: "'ordr' is not a valid task".
   const std::string noun = c.setting.size() > 1 && c.setting.back() == 's' ? c.setting.substr(0, c.setting.size() - 1) : c.setting;
@@ -269,8 +304,8 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.integer(1, 1 << 20, x.plan.train.batch); }},
            {"optimizer", "adamw", "the optimiser",
             [](Checker& c, SettingsContext& x) {
-              int unused;
-              return c.word<int>({{"adamw", 0}}, unused);
+              int adamw = 0;
+              return c.word<int>({{"adamw", 0}}, adamw);
             }},
            {"lr", "real > 0", "peak learning rate",
             [](Checker& c, SettingsContext& x) { return c.real(0, 10, x.plan.train.lr, true); }},
@@ -431,11 +466,54 @@ std::vector<std::string> settingNames(const std::string& section) {
   return out;
 }
 
+std::string settingDefault(const std::string& section, const std::string& name) {
+  static const plan::ExperimentPlan defaults;
+  const Table& table = tables().at(section);
+  auto it = std::find_if(table.begin(), table.end(), [&](const Setting& s) { return s.name == name; });
+  if (it == table.end()) return "";
+  // Defaults that follow other settings, and setters that read their value's
+  // shape themselves rather than through a Checker.
+  const std::string key = section + "." + name;
+  if (key == "model.kv_heads") return "= heads";
+  if (key == "model.head_dim") return "= width / heads";
+  if (key == "model.mlp_hidden") return "= 4 x width";
+  if (key == "model.embedding_std") return "= init_std";
+  if (key == "train.betas") return fmt::format("({:g}, {:g})", defaults.train.beta1, defaults.train.beta2);
+  if (key == "eval.depths") {
+    std::string out = "[";
+    for (size_t i = 0; i < defaults.eval.documents.depths.size(); ++i)
+      out += (i ? ", " : "") + fmt::format("{:g}", defaults.eval.documents.depths[i]);
+    return out + "]";
+  }
+  SourceManager sources;
+  DiagnosticEngine diags(sources);
+  plan::ExperimentPlan scratch = defaults;
+  SettingsContext ctx{scratch, diags};
+  const Value none;
+  std::string shown;
+  Checker c{none, diags, name, &shown};
+  it->apply(c, ctx);
+  // An empty list or an unset optional: what applies is in the setting's help.
+  return shown.empty() || shown == "[]" ? "-" : shown;
+}
+
 std::string describeSettings() {
-  std::string out;
+  struct Row {
+    std::string name, type, fallback, help;
+  };
+  std::vector<Row> rows{{"setting", "takes", "default", "what it sets"}};
+  size_t w_name = 0, w_type = 0, w_default = 0;
   for (const std::string& section : settingSections())
     for (const Setting& s : tables().at(section))
-      out += fmt::format("  {:<28} {:<28} {}\n", section + "." + s.name, s.type, s.help);
+      rows.push_back({section + "." + s.name, s.type, settingDefault(section, s.name), s.help});
+  for (const Row& r : rows) {
+    w_name = std::max(w_name, r.name.size());
+    w_type = std::max(w_type, std::min<size_t>(r.type.size(), 36));
+    w_default = std::max(w_default, r.fallback.size());
+  }
+  std::string out;
+  for (const Row& r : rows)
+    out += fmt::format("  {:<{}}  {:<{}}  {:<{}}  {}\n", r.name, w_name, r.type, w_type, r.fallback, w_default, r.help);
   return out;
 }
 

@@ -31,7 +31,10 @@ struct SettingsContext {
 const std::vector<std::string>& settingSections();
 // Names of the settings of one section.
 std::vector<std::string> settingNames(const std::string& section);
-// One line per setting: "train.steps  int >= 0  number of optimiser steps".
+// A setting's default, as the plan holds it before any section sets it
+// ("5000", "cosine", "[0]"; "none" for an optional one left unset).
+std::string settingDefault(const std::string& section, const std::string& name);
+// One line per setting: "train.steps  int >= 0  5000  number of optimiser steps".
 std::string describeSettings();
 
 // Applies `section.name = value`. `name_range` locates the setting name.

@@ -30,6 +30,17 @@ TEST(Cli, HelpAndVersion) {
   Result s = runPosc("help settings");
   EXPECT_EQ(s.status, 0);
   EXPECT_NE(s.out.find("train.init_from"), std::string::npos);
+  // Each setting shows its default, read from the plan's own defaults
+  // (compiler/plan/plan.h: lr 1e-3, 64 problems a step, GPT-2's N(0, 0.02)).
+  auto settingLine = [&](const std::string& name) {
+    const size_t at = s.out.find("  " + name + " ");
+    return at == std::string::npos ? std::string() : s.out.substr(at, s.out.find('\n', at) - at);
+  };
+  EXPECT_NE(settingLine("train.lr").find(" 0.001 "), std::string::npos) << settingLine("train.lr");
+  EXPECT_NE(settingLine("train.batch").find(" 64 "), std::string::npos) << settingLine("train.batch");
+  EXPECT_NE(settingLine("model.init").find(" gpt2 "), std::string::npos) << settingLine("model.init");
+  EXPECT_NE(settingLine("model.init_std").find(" 0.02 "), std::string::npos) << settingLine("model.init_std");
+  EXPECT_NE(settingLine("model.kv_heads").find(" = heads "), std::string::npos) << settingLine("model.kv_heads");
   // `posc help CMD` is the command's own help; a command given nothing to
   // work on is a usage error (2), its usage on stderr.
   for (const char* cmd : {"run", "emit", "study", "probe"}) {
