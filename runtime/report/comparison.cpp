@@ -6,37 +6,19 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 
 #include "runtime/plot/table.h"
 #include "runtime/report/report.h"
 #include "runtime/results/atomic_file.h"
+#include "runtime/results/run_plan.h"
 
 namespace posc::report {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// "  published exact match (%) by digits: 60: 83 / 98 / 100, 100: 62 / 91 / 90  [source]"
-void parsePublished(const std::string& plan, RunSummary& run) {
-  static const std::regex line_re(R"(published exact match \(%\) by digits: ([^\n\[]*)(\[([^\]\n]*)\])?)");
-  std::smatch m;
-  if (!std::regex_search(plan, m, line_re)) return;
-  run.published_source = m[3].matched ? m[3].str() : "";
-  static const std::regex entry_re(R"((\d+): ([-0-9.e]+(?: / [-0-9.e]+)*))");
-  const std::string figures = m[1];
-  for (std::sregex_iterator it(figures.begin(), figures.end(), entry_re), end; it != end; ++it) {
-    plan::PublishedAccuracy a;
-    a.digits = std::stoi((*it)[1]);
-    std::stringstream ss((*it)[2].str());
-    std::string v;
-    while (std::getline(ss, v, '/')) a.percent.push_back(std::stod(v));
-    run.published.push_back(std::move(a));
-  }
-}
 
 std::string pct(double v) { return fmt::format("{:.1f}", v); }
 
@@ -50,25 +32,11 @@ std::string relativeLink(const fs::path& target, const fs::path& base) {
 
 namespace {
 
-// The experiment[-preset] a plan.txt names.
-std::string variantOf(const std::string& plan, const fs::path& dir) {
-  static const std::regex exp_re(R"(^experiment (\S+))", std::regex::multiline);
-  static const std::regex preset_re(R"(^  preset (\S+))", std::regex::multiline);
-  std::smatch m;
-  if (!std::regex_search(plan, m, exp_re))
-    throw std::runtime_error(fmt::format("'{}': plan.txt names no experiment", (dir / "plan.txt").string()));
-  std::string variant = m[1];
-  if (std::regex_search(plan, m, preset_re)) variant += "-" + m[1].str();
-  return variant;
-}
-
 // A document run's protocol.csv as per-task records: correct answers and
 // documents per (seed, length), pooled over depths and distractor counts.
-std::vector<RunSummary> readDocumentRun(const fs::path& dir, const std::string& plan, const std::string& csv) {
-  static const std::regex train_re(R"(training prompts of \d+\.\.(\d+) tokens)");
-  std::smatch m;
-  const int train = std::regex_search(plan, m, train_re) ? std::stoi(m[1]) : 0;
-  const std::string variant = variantOf(plan, dir);
+std::vector<RunSummary> readDocumentRun(const fs::path& dir, const plan::ExperimentPlan& plan, const std::string& csv) {
+  const int train = plan.task.documents.train_max_length;
+  const std::string variant = results::runVariant(plan);
   std::istringstream in(csv);
   std::string line;
   std::vector<std::string> header;
@@ -117,19 +85,17 @@ std::vector<RunSummary> readDocumentRun(const fs::path& dir, const std::string& 
 }  // namespace
 
 std::vector<RunSummary> readRun(const fs::path& dir) {
-  const auto plan = results::readFileText(dir / "plan.txt");
-  if (!plan) throw std::runtime_error(fmt::format("'{}' is not a results folder (no plan.txt)", dir.string()));
-  if (auto protocol = results::readFileText(dir / "protocol.csv")) return readDocumentRun(dir, *plan, *protocol);
+  const plan::ExperimentPlan plan = results::readRunPlan(dir);
+  if (auto protocol = results::readFileText(dir / "protocol.csv")) return readDocumentRun(dir, plan, *protocol);
   const auto csv = results::readFileText(dir / "accuracy.csv");
   if (!csv)
     throw std::runtime_error(fmt::format("'{}' has no accuracy.csv (the run did not finish a seed)", dir.string()));
   RunSummary r;
   r.dir = dir;
-  r.variant = variantOf(*plan, dir);
-  static const std::regex train_re(R"(training operands of \d+\.\.(\d+) digits)");
-  std::smatch m;
-  if (std::regex_search(*plan, m, train_re)) r.train_max_digits = std::stoi(m[1]);
-  parsePublished(*plan, r);
+  r.variant = results::runVariant(plan);
+  r.train_max_digits = plan.task.train_max_digits;
+  r.published = plan.eval.published;
+  r.published_source = plan.eval.published_source;
   try {
     r.records = results::parseAccuracyCsv(*csv);
   } catch (const std::runtime_error& e) {

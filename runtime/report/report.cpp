@@ -14,6 +14,7 @@
 #include "runtime/plot/table.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/results/run_folder.h"
+#include "runtime/results/run_plan.h"
 
 namespace posc::report {
 
@@ -178,15 +179,8 @@ plot::Chart trainingCurve(const std::string& metrics_jsonl, const std::string& t
 }
 
 Report buildReport(const fs::path& run) {
-  auto plan = results::readFileText(run / "plan.txt");
-  if (!plan) throw std::runtime_error(fmt::format("'{}' is not a results folder (no plan.txt)", run.string()));
-  std::string name = run.filename().string();
-  if (name.empty()) name = run.parent_path().filename().string();
-  {
-    static const std::regex exp_re(R"(experiment (\S+))");
-    std::smatch m;
-    if (std::regex_search(*plan, m, exp_re)) name = m[1];
-  }
+  const std::string name = results::readRunPlan(run).name;
+  const std::string plan_text = results::readFileText(run / "plan.txt").value_or("(no plan.txt)\n");  // for people
   Report r;
   const std::string metrics = results::readFileText(run / "metrics.jsonl").value_or("");
   try {
@@ -201,7 +195,7 @@ Report buildReport(const fs::path& run) {
     md += fmt::format("**This run has not finished** ({}). The tables below hold the seeds it finished; `posc run` "
                       "with the same command continues it.\n\n",
                       results::describeStatus(*status));
-  md += fmt::format("## Plan\n\n```\n{}```\n\n", *plan);
+  md += fmt::format("## Plan\n\n```\n{}```\n\n", plan_text);
   md += "## Training curve\n\n![training loss](training.svg)\n\n";
   if (auto summary = results::readFileText(run / "summary.md")) {
     std::string body = *summary;

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "compiler/jit/compiled.h"
+#include "compiler/plan/plan_json.h"
 #include "runtime/formats/metrics_log.h"
 #include "runtime/longctx/sequence.h"
 #include "runtime/model/device.h"
@@ -165,6 +166,7 @@ void openFolder(Run& run) {
   run.status.message.clear();
   results::writeStatus(run.out_dir, run.status);
   writeOrFail(run.out_dir / "plan.txt", options.plan_text);
+  writeOrFail(run.out_dir / "plan.json", plan::planJson(run.plan));
   writeOrFail(run.out_dir / "source.pos", options.source_text);
 
   if (run.resuming) {

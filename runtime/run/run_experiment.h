@@ -6,6 +6,7 @@
 // greedy KV-cache decoding, and write a results folder:
 //
 //   <out>/plan.txt          the resolved plan (posc emit plan), with version and source hash
+//   <out>/plan.json         the same plan, every field, for programs (compiler/plan/plan_json.h)
 //   <out>/source.pos        the experiment's source text
 //   <out>/metrics.jsonl     {"seed","step","loss","lr","tokens_per_s"} per logged step
 //   <out>/accuracy.csv      seed,digits,correct,total,accuracy
