@@ -159,6 +159,9 @@ void removeRunOutputs(const fs::path& dir) {
   static const std::regex probe_output(R"([^.].*\.(csv|svg|md))");
   removeMatching(dir / "probes", probe_output);
   fs::remove(dir / "probes", ec);  // only when it is now empty
+  static const std::regex events(R"(events\.out\.tfevents\..*\.posc)");
+  removeMatching(dir / "tensorboard", events);
+  fs::remove(dir / "tensorboard", ec);  // only when it is now empty
   static const std::regex checkpoint(R"((checkpoint_[0-9]+|final|resume)\.(pt|safetensors))");
   for (const fs::path& seed : seedFolders(dir)) removeMatching(seed, checkpoint);
 }

@@ -179,6 +179,11 @@ void openFolder(Run& run) {
   } else {
     run.metrics.emplace(run.out_dir / "metrics.jsonl");
   }
+  try {
+    run.events.emplace(run.out_dir / "tensorboard");  // a new file; a resumed run's earlier ones stay
+  } catch (const std::runtime_error& e) {
+    throw UserError(e.what());
+  }
   if (!run.resuming || run.documents) return;  // a document run evaluates its finished seeds again
   // The committed seeds' results; anything later is computed again.
   try {

@@ -83,7 +83,7 @@ int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options) {
   run.status.state = "finished";                         // 7. done
   run.status.seed.reset();
   results::writeStatus(run.out_dir, run.status);
-  std::fprintf(stderr, "results in %s (plan.txt, metrics.jsonl, %s, summary.md, seed*/final.{pt,safetensors}%s)\n",
+  std::fprintf(stderr, "results in %s (plan.txt, plan.json, metrics.jsonl, tensorboard/, %s, summary.md, seed*/final.{pt,safetensors}%s)\n",
                run.out_dir.string().c_str(),
                run.documents ? "protocol.csv, requirements.csv, heatmaps/" : "accuracy.csv",
                plan.probes.empty() ? "" : ", probes/");

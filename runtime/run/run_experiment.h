@@ -9,6 +9,8 @@
 //   <out>/plan.json         the same plan, every field, for programs (compiler/plan/plan_json.h)
 //   <out>/source.pos        the experiment's source text
 //   <out>/metrics.jsonl     {"seed","step","loss","lr","tokens_per_s"} per logged step
+//   <out>/tensorboard/      the same scalars (and accuracy during training) as
+//                           TensorBoard event files (runtime/formats/tensorboard_events.h)
 //   <out>/accuracy.csv      seed,digits,correct,total,accuracy
 //   <out>/seed<N>/checkpoint_<step>.pt, <out>/seed<N>/final.pt (and a
 //   .safetensors copy of each)

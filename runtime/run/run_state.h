@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/plan/plan.h"
+#include "runtime/formats/tensorboard_events.h"
 #include "runtime/model/gpt.h"
 #include "runtime/probe/probe.h"
 #include "runtime/results/atomic_file.h"
@@ -43,6 +44,7 @@ struct Run {
   bool resuming = false;
   results::RunStatus status;
   std::optional<results::JsonLinesLog> metrics;
+  std::optional<formats::EventWriter> events;    // <out>/tensorboard/
   bool documents = false;                        // the long-context protocol, not test lengths
   std::vector<results::LengthAccuracy> records;  // every evaluated seed's accuracy (addition)
   std::vector<results::SeedCells> cells;         // every evaluated seed's protocol cells (documents)

@@ -52,16 +52,28 @@ void checkDiskSpace(const plan::ExperimentPlan& plan, torch::nn::Module& model, 
 
 // Evaluation during training, on a document task: the protocol's cells at
 // training lengths (the regression set), pooled per task.
+// Accuracy during training, as TensorBoard scalars beside metrics.jsonl.
+void writeEvents(Run& run, int step, const std::vector<std::pair<std::string, float>>& scalars) {
+  try {
+    run.events->scalars(step, scalars);
+  } catch (const std::runtime_error& e) {
+    throw UserError(e.what());
+  }
+}
+
 void evaluateRegressionSet(Run& run, uint64_t seed, int step, model::Gpt& model) {
   const plot::Table table = results::lengthTable(eval::evaluateDocuments(model, run.plan, true));
   std::string line = fmt::format("seed {} step {} accuracy:", seed, step);
   std::string json = fmt::format(R"({{"seed":{},"step":{},"eval":{{)", seed, step);
+  std::vector<std::pair<std::string, float>> scalars;
   for (size_t i = 0; i < table.rows.size(); ++i) {
     const auto& row = table.rows[i];  // task, length, ..., accuracy (column 6)
     line += fmt::format(" {} {} {}", row[0], row[1], row[6]);
     json += fmt::format(R"({}"{} {}":{})", i ? "," : "", row[0], row[1], row[6]);
+    scalars.emplace_back(fmt::format("seed{}/accuracy/{} {}", seed, row[0], row[1]), std::stof(row[6]));
   }
   run.metrics->append(json + "}}");
+  writeEvents(run, step, scalars);
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
@@ -164,6 +176,7 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
   ctx.device = run.device;
   ctx.seed_dir = seed_dir;
   ctx.metrics = &metrics;
+  ctx.events = &*run.events;
   ctx.progress = run.bar ? train::TrainContext::Progress::Bar : train::TrainContext::Progress::Lines;
   if (!group) {  // the other ranks' optimiser state is not in rank 0's resume point
     ctx.resume_file = resume_file;
@@ -180,12 +193,15 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
     std::string line = fmt::format("seed {} step {} accuracy:", seed, step);
     std::string json = fmt::format(R"({{"seed":{},"step":{},"eval":{{)", seed, step);
     bool first = true;
+    std::vector<std::pair<std::string, float>> scalars;
     for (const auto& r : eval::evaluateLengths(model, plan, seed)) {
       line += fmt::format(" {}d {:.1f}%", r.digits, 100.0 * r.accuracy());
       json += fmt::format(R"({}"{}":{})", first ? "" : ",", r.digits, r.accuracy());
+      scalars.emplace_back(fmt::format("seed{}/accuracy/{}d", seed, r.digits), static_cast<float>(r.accuracy()));
       first = false;
     }
     metrics.append(json + "}}");
+    writeEvents(run, step, scalars);
     std::fprintf(stderr, "%s\n", line.c_str());
   };
   const train::TrainStats stats = train::trainModel(model, plan, ctx);

@@ -278,6 +278,16 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
           ctx.metrics->append(fmt::format(R"({{"seed":{},"step":{},"loss":{},"lr":{},"tokens_per_s":{}}})",
                                           ctx.seed, done, jsonNumber(mean_loss), jsonNumber(lr),
                                           jsonNumber(std::round(rate * 10) / 10)));
+        if (ctx.events) {
+          const std::string seed = fmt::format("seed{}/", ctx.seed);
+          try {
+            ctx.events->scalars(done, {{seed + "loss", static_cast<float>(mean_loss)},
+                                       {seed + "lr", static_cast<float>(lr)},
+                                       {seed + "tokens_per_s", static_cast<float>(rate)}});
+          } catch (const std::runtime_error& e) {
+            throw runtime::UserError(e.what());
+          }
+        }
         progress.log(done, mean_loss, lr, rate, eta);
         stats.final_loss = mean_loss;
         interval_loss.zero_();

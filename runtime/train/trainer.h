@@ -23,6 +23,7 @@
 #include "runtime/model/batch.h"
 #include "runtime/model/gpt.h"
 #include "runtime/distributed/process_group.h"
+#include "runtime/formats/tensorboard_events.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/train/progress.h"
 
@@ -54,6 +55,7 @@ struct TrainContext {
   torch::Device device = torch::kCPU;
   std::filesystem::path seed_dir;            // checkpoints go here; empty: none are written
   results::JsonLinesLog* metrics = nullptr;  // metrics.jsonl; may be null
+  formats::EventWriter* events = nullptr;    // TensorBoard's scalars (seed<N>/loss, lr, tokens_per_s); may be null
   using Progress = ProgressMode;
   Progress progress = Progress::Lines;
   // Called every plan.eval.every steps (when > 0) except after the last step;
