@@ -58,43 +58,21 @@ std::string formulaStatements(const plan::Formula& f, const plan::AttentionPlan&
         e = fmt::format("_read(p{}, {}, {}, h)", n.param, A, p.per_head ? "True" : "False");
         break;
       }
-      case Op::Neg: e = fmt::format("-{}", A); break;
-      case Op::Not: e = fmt::format("({} == 0).to(score.dtype)", A); break;
-      case Op::Abs: e = fmt::format("torch.abs({})", A); break;
-      case Op::Exp: e = fmt::format("torch.exp({})", A); break;
-      case Op::Log: e = fmt::format("torch.log({})", A); break;
-      case Op::Sqrt: e = fmt::format("torch.sqrt({})", A); break;
-      case Op::Cos: e = fmt::format("torch.cos({})", A); break;
-      case Op::Sin: e = fmt::format("torch.sin({})", A); break;
-      case Op::Tanh: e = fmt::format("torch.tanh({})", A); break;
-      case Op::Sigmoid: e = fmt::format("torch.sigmoid({})", A); break;
-      case Op::Relu: e = fmt::format("torch.relu({})", A); break;
-      case Op::Log1p: e = fmt::format("torch.log1p({})", A); break;
-      case Op::Floor: e = fmt::format("torch.floor({})", A); break;
-      case Op::Ceil: e = fmt::format("torch.ceil({})", A); break;
-      case Op::Round: e = fmt::format("torch.round({})", A); break;
-      case Op::Sign:
-        e = fmt::format("torch.where({0} > 0, torch.ones_like({0}), torch.where({0} < 0, -torch.ones_like({0}), {0} * 0))", A);
-        break;
-      case Op::Add: e = fmt::format("{} + {}", A, B); break;
-      case Op::Sub: e = fmt::format("{} - {}", A, B); break;
-      case Op::Mul: e = fmt::format("{} * {}", A, B); break;
-      case Op::Div: e = fmt::format("{} / {}", A, B); break;
-      case Op::Mod: e = fmt::format("torch.fmod({}, {})", A, B); break;
-      case Op::Pow: e = fmt::format("torch.pow({}, {})", A, B); break;
-      case Op::Min: e = fmt::format("torch.minimum({}, {})", A, B); break;
-      case Op::Max: e = fmt::format("torch.maximum({}, {})", A, B); break;
-      case Op::Lt: e = fmt::format("({} < {}).to(score.dtype)", A, B); break;
-      case Op::Le: e = fmt::format("({} <= {}).to(score.dtype)", A, B); break;
-      case Op::Gt: e = fmt::format("({} > {}).to(score.dtype)", A, B); break;
-      case Op::Ge: e = fmt::format("({} >= {}).to(score.dtype)", A, B); break;
-      case Op::Eq: e = fmt::format("({} == {}).to(score.dtype)", A, B); break;
-      case Op::Ne: e = fmt::format("({} != {}).to(score.dtype)", A, B); break;
-      case Op::And: e = fmt::format("(({} != 0) & ({} != 0)).to(score.dtype)", A, B); break;
-      case Op::Or: e = fmt::format("(({} != 0) | ({} != 0)).to(score.dtype)", A, B); break;
-      case Op::Select: e = fmt::format("torch.where({} != 0, {}, {})", A, B, C); break;
-      case Op::Clamp: e = fmt::format("torch.minimum(torch.maximum({}, {}), {})", A, B, C); break;
       case Op::Var: throw std::logic_error("a score formula has no distance variable");
+      // Every operation as its `python` column in ops.def says.
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, grad, tensor, python, ...) \
+  case Op::Name:                                                                              \
+    e = fmt::format(python, A);                                                               \
+    break;
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, grad, tensor, python, ...) \
+  case Op::Name:                                                                                           \
+    e = fmt::format(python, A, B);                                                                         \
+    break;
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, grad, tensor, python, ...) \
+  case Op::Name:                                                                                \
+    e = fmt::format(python, A, B, C);                                                           \
+    break;
+#include "compiler/expr/ops.def"
     }
     out += fmt::format("        {} = {}\n", var(static_cast<int>(i)), e);
   }

@@ -7,10 +7,14 @@
 // is captured as tensors indexed by `b` and the index. The module holds:
 //
 //   - the plan's score terms in order, each one formula of the expression
-//     language written as torch operations with the semantics of posc's tensor
-//     path (runtime/model/score_formula.cpp: comparisons give 1.0 / 0.0, a
-//     table read rounds its index down and clamps it, NaN reads NaN), with its
-//     exempt key and query kinds and its heads as a `torch.where`;
+//     language written as torch operations, with its exempt key and query
+//     kinds and its heads as a `torch.where`. Each operation is written as the
+//     `python` column of its row in compiler/expr/ops.def says: the torch
+//     operations of its `tensor` column, posc's tensor path
+//     (runtime/model/score_formula.cpp), so values and autograd's gradients
+//     are the tensor path's (comparisons give 1.0 / 0.0, min and max give a
+//     tie's gradient to their first operand); a table read rounds its index
+//     down and clamps it, NaN reads NaN, as there;
 //   - `make_score_mod(channels, params)`: channels an integer tensor (4, B, L)
 //     of position, column, row and kind (docs/language.md), params the score
 //     parameters by name (their initial values from `initial_params()`, or the
