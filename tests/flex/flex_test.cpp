@@ -30,56 +30,18 @@
 #include "runtime/train/checkpoint.h"
 #include "runtime/train/safetensors.h"
 #include "tests/common/run_posc.h"
+#include "tests/flex/interpreters.h"
 
 namespace {
 
 using namespace posc;
 namespace fs = std::filesystem;
 
-// The Python interpreters the checks run under: Debian's, where
-// python3-torch 1.13 installs (a python3 earlier on PATH, such as a pyenv
-// one, would not see it), which applies the emitted functions to a dense
-// score tensor, FlexAttention's definition; and PyTorch 2.x's environment
-// (tools/python_env.sh, .venv-torch), where they run through
-// torch.nn.attention.flex_attention itself. Each that can import torch.
-struct Interpreter {
-  std::string path;
-  bool flex = false;  // PyTorch >= 2.5: the checks must say they went through flex_attention
-};
-
-const std::vector<Interpreter>& interpreters() {
-  static const std::vector<Interpreter> found = [] {
-    auto imports = [](const std::string& python) {
-      return std::system((python + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
-    };
-    std::vector<Interpreter> out;
-    const std::string debian = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-    if (imports(debian)) out.push_back({debian, false});
-    const std::string venv = std::string(POSC_SOURCE_DIR) + "/.venv-torch/bin/python";
-    if (fs::exists(venv) && imports(venv)) out.push_back({venv, true});
-    return out;
-  }();
-  return found;
-}
-
-constexpr const char* kNoTorch =
-    "no python3 can import torch (Debian: apt-get install python3-torch; PyTorch 2.x: bash tools/python_env.sh)";
-
-// Runs a check script under `python`; its output goes to `log`. Under
-// PyTorch 2.x the output must name flex_attention: a silent fall-back to the
-// dense path would leave FlexAttention untested.
-void expectCheckPasses(const Interpreter& python, const std::string& script_and_args, const fs::path& log,
-                       const std::string& environment = "") {
-  const std::string cmd = environment + python.path + " '" POSC_SOURCE_DIR "/tests/flex/" + script_and_args + " >'" +
-                          log.string() + "' 2>&1";
-  const std::string printed = [&] {
-    const int status = std::system(cmd.c_str());
-    const std::string text = posc::testing::readFile(log);
-    EXPECT_EQ(status, 0) << python.path << "\n" << text;
-    return text;
-  }();
-  if (python.flex) EXPECT_NE(printed.find("flex_attention"), std::string::npos) << python.path << "\n" << printed;
-}
+// The interpreters the checks run under (interpreters.h).
+using posc::testing::expectCheckPasses;
+using posc::testing::Interpreter;
+using posc::testing::kNoTorch;
+const std::vector<Interpreter>& interpreters() { return posc::testing::pythonInterpreters(); }
 
 std::vector<std::string> exampleFiles() {
   std::vector<std::string> files;
