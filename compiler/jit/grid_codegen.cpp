@@ -28,6 +28,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "compiler/formula/affine.h"
 #include "compiler/jit/emit.h"
 #include "compiler/jit/engine.h"
 #include "compiler/jit/compiled.h"
@@ -40,47 +41,7 @@ using namespace detail;
 
 constexpr int kVectorsPerBlock = 64;
 
-struct Affine {
-  double slope = 0, offset = 0;
-};
-
-// slope * var0 + offset, when node `id` is affine in variable 0 with
-// constant coefficients.
-std::optional<Affine> affine(const Graph& g, NodeId id, std::unordered_map<NodeId, std::optional<Affine>>& memo) {
-  if (auto it = memo.find(id); it != memo.end()) return it->second;
-  const Node& n = g.node(id);
-  std::optional<Affine> r;
-  auto A = [&] { return affine(g, n.a, memo); };
-  auto B = [&] { return affine(g, n.b, memo); };
-  switch (n.op) {
-    case Op::Const: r = Affine{0, n.value}; break;
-    case Op::Var:
-      if (n.index == 0) r = Affine{1, 0};
-      break;
-    case Op::Neg:
-      if (auto x = A()) r = Affine{-x->slope, -x->offset};
-      break;
-    case Op::Add:
-      if (auto x = A(), y = B(); x && y) r = Affine{x->slope + y->slope, x->offset + y->offset};
-      break;
-    case Op::Sub:
-      if (auto x = A(), y = B(); x && y) r = Affine{x->slope - y->slope, x->offset - y->offset};
-      break;
-    case Op::Mul:
-      if (auto x = A(), y = B(); x && y) {
-        if (x->slope == 0) r = Affine{x->offset * y->slope, x->offset * y->offset};
-        else if (y->slope == 0) r = Affine{y->offset * x->slope, y->offset * x->offset};
-      }
-      break;
-    case Op::Div:
-      if (auto x = A(), y = B(); x && y && y->slope == 0 && y->offset != 0)
-        r = Affine{x->slope / y->offset, x->offset / y->offset};
-      break;
-    default: break;
-  }
-  memo[id] = r;
-  return r;
-}
+using formula::Affine;
 
 // The cos/sin nodes computed by rotation, grouped by argument node.
 struct Rotation {
@@ -90,12 +51,12 @@ struct Rotation {
 };
 
 std::vector<Rotation> rotationsIn(const Graph& g, NodeId root) {
-  std::unordered_map<NodeId, std::optional<Affine>> memo;
+  formula::AffineInVariable affine(g);
   std::map<NodeId, Rotation> by_argument;
   for (NodeId id : g.reachable({root})) {
     const Node& n = g.node(id);
     if (n.op != Op::Cos && n.op != Op::Sin) continue;
-    auto a = affine(g, n.a, memo);
+    auto a = affine(n.a);
     if (!a || a->slope == 0) continue;
     Rotation& r = by_argument[n.a];
     r.argument = n.a;

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "compiler/formula/affine.h"
+
 namespace posc::analysis {
 
 using Op = KernelNode::Op;
@@ -39,8 +41,9 @@ void TreeInterpreter::evaluate(const double* d, double* out, size_t n) const {
 BlockInterpreter::BlockInterpreter(const KernelProgram& program) {
   if (program.root < 0) throw std::invalid_argument("empty kernel program");
   // The reachable nodes, flat, in topological order (the root is the last).
+  const std::vector<NodeId> nodes = program.graph.reachable({program.root});
   std::unordered_map<NodeId, int> step_of;
-  for (NodeId id : program.graph.reachable({program.root})) {
+  for (NodeId id : nodes) {
     const formula::Node& g = program.graph.node(id);
     if (expr::isRead(g.op))  // kernels of distance read no storage (tables arrive as tableSelect)
       throw std::invalid_argument("a kernel of distance cannot read a table: " + program.graph.render(id));
@@ -53,45 +56,15 @@ BlockInterpreter::BlockInterpreter(const KernelProgram& program) {
     step_of[id] = static_cast<int>(steps_.size());
     steps_.push_back(k);
   }
-  // Which steps are affine in d (slope * d + offset), bottom up.
+  // Cos and Sin steps whose argument is affine in d (slope * d + offset),
+  // which evenly spaced blocks compute by rotation.
   const size_t n = steps_.size();
-  std::vector<Affine> affine(n);
-  for (size_t i = 0; i < n; ++i) {
-    const KernelNode& k = steps_[i];
-    auto in = [&](int x) { return affine[static_cast<size_t>(x)]; };
-    Affine& r = affine[i];
-    switch (k.op) {
-      case Op::Const: r = {true, 0, k.value}; break;
-      case Op::Var: r = {true, 1, 0}; break;
-      case Op::Neg:
-        if (in(k.a).affine) r = {true, -in(k.a).slope, -in(k.a).offset};
-        break;
-      case Op::Add: case Op::Sub: {
-        const Affine a = in(k.a), b = in(k.b);
-        const double sign = k.op == Op::Add ? 1 : -1;
-        if (a.affine && b.affine) r = {true, a.slope + sign * b.slope, a.offset + sign * b.offset};
-        break;
-      }
-      case Op::Mul: {
-        const Affine a = in(k.a), b = in(k.b);
-        if (a.affine && b.affine && a.slope == 0) r = {true, a.offset * b.slope, a.offset * b.offset};
-        else if (a.affine && b.affine && b.slope == 0) r = {true, b.offset * a.slope, b.offset * a.offset};
-        break;
-      }
-      case Op::Div: {
-        const Affine a = in(k.a), b = in(k.b);
-        if (a.affine && b.affine && b.slope == 0 && b.offset != 0) r = {true, a.slope / b.offset, a.offset / b.offset};
-        break;
-      }
-      default: break;
-    }
-  }
+  formula::AffineInVariable affine(program.graph);
   trig_args_.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    const KernelNode& k = steps_[i];
-    if ((k.op == Op::Cos || k.op == Op::Sin) && affine[static_cast<size_t>(k.a)].affine &&
-        affine[static_cast<size_t>(k.a)].slope != 0)
-      trig_args_[i] = affine[static_cast<size_t>(k.a)];
+    const formula::Node& g = program.graph.node(nodes[i]);
+    if (g.op != Op::Cos && g.op != Op::Sin) continue;
+    if (const auto a = affine(g.a); a && a->slope != 0) trig_args_[i] = {true, a->slope, a->offset};
   }
   // Nodes needed on evenly spaced blocks: the result and the operands of
   // needed nodes, except the arguments of rotated Cos/Sin nodes.

@@ -86,7 +86,8 @@ class BlockInterpreter final : public KernelEvaluator {
   void evaluate(const double* d, double* out, size_t n) const override;
   std::string name() const override { return "block interpreter"; }
 
-  // Per node: the argument of a Cos/Sin node as slope * d + offset, when it is affine in d.
+  // Per node: the argument of a Cos/Sin node as slope * d + offset, when it
+  // is affine in d (compiler/formula/affine.h, as the JIT's grid kernels).
   struct Affine {
     bool affine = false;
     double slope = 0, offset = 0;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "compiler/formula/affine.h"
 #include "compiler/formula/formula.h"
 
 using namespace posc::formula;
@@ -202,4 +203,28 @@ TEST(FormulaIr, PowerGradientInTheExponentIsZeroAtABaseOfZero) {
   EXPECT_NEAR(evaluate(g, db, env), std::pow(2.0, 1.5) * std::log(2.0), 1e-15);
   env.vars = {0.0, -1.0};  // 0 ^ -1 is infinite: no mask, as in torch
   EXPECT_TRUE(std::isinf(evaluate(g, db, env)) || std::isnan(evaluate(g, db, env)));
+}
+
+// The affine-in-d recogniser that the JIT's grid kernels and the analysis
+// block interpreter share (compiler/formula/affine.h).
+TEST(FormulaIr, AffineInTheVariableWithConstantCoefficients) {
+  Graph g;
+  AffineInVariable affine(g);
+  const NodeId d = g.leaf(Op::Var, 0);
+  const double w = 2 * M_PI / 6;
+  auto expect = [&](NodeId id, double slope, double offset) {
+    const auto a = affine(id);
+    ASSERT_TRUE(a) << g.render(id);
+    EXPECT_EQ(a->slope, slope) << g.render(id);
+    EXPECT_EQ(a->offset, offset) << g.render(id);
+  };
+  expect(d, 1, 0);
+  expect(g.constant(4), 0, 4);
+  expect(g.binary(Op::Add, g.binary(Op::Mul, g.constant(w), d), g.constant(0.3)), w, 0.3);
+  expect(g.binary(Op::Mul, d, g.constant(3)), 3, 0);
+  expect(g.binary(Op::Div, g.unary(Op::Neg, g.binary(Op::Sub, d, g.constant(1))), g.constant(2)), -0.5, 0.5);
+  for (NodeId id : {g.binary(Op::Mul, d, d), g.binary(Op::Div, g.constant(1), d), g.binary(Op::Div, d, g.constant(0)),
+                    g.unary(Op::Cos, d), g.leaf(Op::Var, 1), g.binary(Op::Add, d, g.leaf(Op::Var, 1)),
+                    g.leaf(Op::QChannel, 0), g.binary(Op::Max, d, g.constant(0))})
+    EXPECT_FALSE(affine(id)) << g.render(id);
 }
