@@ -26,6 +26,16 @@ enum class Op : uint8_t {
 #include "compiler/expr/ops.def"
 };
 
+// The type rule of an operation (the `type` column of ops.def). Settings
+// keep truth values a type of their own and check these rules; score
+// formulas and kernels compute with numbers, a truth value being 1 or 0.
+enum class TypeRule : uint8_t {
+  Number,   // numbers -> a number (leaves and reads too)
+  Compare,  // numbers -> a truth value
+  Logic,    // truth values -> a truth value
+  Choose,   // a truth value, then two values -> one of them
+};
+
 struct OpInfo {
   const char* name;      // lower-case name ("add")
   const char* symbol;    // operator spelling ("+"), or nullptr
@@ -33,15 +43,18 @@ struct OpInfo {
   int arity;             // 0 for leaves
   int precedence;        // binding strength when rendered (9: a call or a leaf)
   bool commutative;
+  TypeRule type;
 };
 
 inline constexpr OpInfo kOps[] = {
-#define POSC_OP_LEAF(Name, name) {name, nullptr, nullptr, 0, 9, false},
-#define POSC_OP_READ(Name, name) {name, nullptr, nullptr, 1, 9, false},
-#define POSC_OP_UNARY(Name, name, symbol, function, precedence, ...) {name, symbol, function, 1, precedence, false},
-#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, ...) \
-  {name, symbol, function, 2, precedence, commutative},
-#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, ...) {name, symbol, function, 3, precedence, false},
+#define POSC_OP_LEAF(Name, name) {name, nullptr, nullptr, 0, 9, false, TypeRule::Number},
+#define POSC_OP_READ(Name, name) {name, nullptr, nullptr, 1, 9, false, TypeRule::Number},
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, type, ...) \
+  {name, symbol, function, 1, precedence, false, TypeRule::type},
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, type, ...) \
+  {name, symbol, function, 2, precedence, commutative, TypeRule::type},
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, type, ...) \
+  {name, symbol, function, 3, precedence, false, TypeRule::type},
 #include "compiler/expr/ops.def"
 };
 inline constexpr int kOpCount = static_cast<int>(sizeof(kOps) / sizeof(kOps[0]));
@@ -66,17 +79,15 @@ inline int lookupEntry(double x, int size) {
   return static_cast<int>(std::floor(x));
 }
 
-// The type rule: every operation takes numbers; these give a truth value (1
-// or 0; settings, which keep booleans a type of their own, give a boolean),
-// the others a number.
+// Whether the operation gives a truth value (1 or 0; settings, which keep
+// booleans a type of their own, give a boolean): comparisons and logic.
 constexpr bool givesTruth(Op op) {
-  switch (op) {
-    case Op::Not: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne:
-    case Op::And: case Op::Or:
-      return true;
-    default:
-      return false;
-  }
+  return info(op).type == TypeRule::Compare || info(op).type == TypeRule::Logic;
+}
+// Whether its operands (Choose: its first) are truth values, which settings
+// require to be booleans: logic and the condition of a choice.
+constexpr bool takesTruth(Op op) {
+  return info(op).type == TypeRule::Logic || info(op).type == TypeRule::Choose;
 }
 
 // NaN-propagating minimum and maximum (torch.minimum, torch.maximum): NaN if
@@ -90,14 +101,14 @@ inline double fold(Op op, double a, double b = 0.0, double c = 0.0) {
   (void)b;
   (void)c;
   switch (op) {
-#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, ...) \
-  case Op::Name:                                                        \
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, type, fold, ...) \
+  case Op::Name:                                                                 \
     return fold;
-#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, ...) \
-  case Op::Name:                                                                      \
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, type, fold, ...) \
+  case Op::Name:                                                                               \
     return fold;
-#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, ...) \
-  case Op::Name:                                                          \
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, type, fold, ...) \
+  case Op::Name:                                                                   \
     return fold;
 #include "compiler/expr/ops.def"
     default:

@@ -60,17 +60,17 @@ std::string formulaStatements(const plan::Formula& f, const plan::AttentionPlan&
       }
       case Op::Var: throw std::logic_error("a score formula has no distance variable");
       // Every operation as its `python` column in ops.def says.
-#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, grad, tensor, python, ...) \
-  case Op::Name:                                                                              \
-    e = fmt::format(python, A);                                                               \
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, type, fold, grad, tensor, python, ...) \
+  case Op::Name:                                                                                       \
+    e = fmt::format(python, A);                                                                        \
     break;
-#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, grad, tensor, python, ...) \
-  case Op::Name:                                                                                           \
-    e = fmt::format(python, A, B);                                                                         \
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, type, fold, grad, tensor, python, ...) \
+  case Op::Name:                                                                                                     \
+    e = fmt::format(python, A, B);                                                                                   \
     break;
-#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, grad, tensor, python, ...) \
-  case Op::Name:                                                                                \
-    e = fmt::format(python, A, B, C);                                                           \
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, type, fold, grad, tensor, python, ...) \
+  case Op::Name:                                                                                         \
+    e = fmt::format(python, A, B, C);                                                                    \
     break;
 #include "compiler/expr/ops.def"
     }

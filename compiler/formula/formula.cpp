@@ -255,17 +255,17 @@ NodeId Graph::derivative(NodeId root, Wrt wrt) {
       const NodeId dc = c >= 0 ? derivative(c, wrt) : zero;
       (void)x, (void)a, (void)b, (void)c, (void)da, (void)db, (void)dc;
       switch (n.op) {
-#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, grad, ...) \
-  case Op::Name:                                                              \
-    r = grad;                                                                 \
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, type, fold, grad, ...) \
+  case Op::Name:                                                                       \
+    r = grad;                                                                          \
     break;
-#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, grad, ...) \
-  case Op::Name:                                                                            \
-    r = grad;                                                                               \
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, type, fold, grad, ...) \
+  case Op::Name:                                                                                     \
+    r = grad;                                                                                        \
     break;
-#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, grad, ...) \
-  case Op::Name:                                                                \
-    r = grad;                                                                   \
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, type, fold, grad, ...) \
+  case Op::Name:                                                                         \
+    r = grad;                                                                            \
     break;
 #include "compiler/expr/ops.def"
         default: break;

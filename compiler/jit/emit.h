@@ -72,17 +72,17 @@ class ExprEmitter {
       (void)B, (void)C;
       llvm::IRBuilder<>& ir = b_;
       switch (n.op) {
-#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, grad, tensor, python, lowering) \
-  case Op::Name:                                                                                   \
-    r = lowering;                                                                                  \
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, type, fold, grad, tensor, python, lowering) \
+  case Op::Name:                                                                                            \
+    r = lowering;                                                                                           \
     break;
-#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, grad, tensor, python, lowering) \
-  case Op::Name:                                                                                                 \
-    r = lowering;                                                                                                \
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, type, fold, grad, tensor, python, lowering) \
+  case Op::Name:                                                                                                          \
+    r = lowering;                                                                                                         \
     break;
-#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, grad, tensor, python, lowering) \
-  case Op::Name:                                                                                     \
-    r = lowering;                                                                                    \
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, type, fold, grad, tensor, python, lowering) \
+  case Op::Name:                                                                                              \
+    r = lowering;                                                                                             \
     break;
 #include "compiler/expr/ops.def"
         default: break;

@@ -69,26 +69,32 @@ class SettingContext final : public ExpressionContext {
   std::optional<ExprNode> operation(SourceRange at, Op op, ExprNode a, ExprNode b, ExprNode c) override {
     const Value& x = value(a);
     const char* spelling = expr::info(op).symbol ? expr::info(op).symbol : expr::info(op).function;
-    if (op == Op::Select) {
-      if (x.kind != Kind::Bool) return fail(x.range, fmt::format("a condition must be a boolean, not {}", x.describe()));
-      return push(value(x.boolean ? b : c));  // not reached when binding `c ? a : b`: knownCondition
-    }
-    if (op == Op::Not) {
-      if (x.kind != Kind::Bool) return fail(at, fmt::format("'!' needs a boolean, not {}", x.describe()));
-      return push(Value::makeBool(!x.boolean, at));
-    }
-    if (op == Op::And || op == Op::Or) {
-      const Value& y = value(b);
-      if (x.kind != Kind::Bool || y.kind != Kind::Bool) return fail(at, fmt::format("'{}' needs booleans", spelling));
-      return push(Value::makeBool(op == Op::And ? x.boolean && y.boolean : x.boolean || y.boolean, at));
-    }
-    if (expr::givesTruth(op)) {  // comparisons
-      const Value& y = value(b);
-      if ((op == Op::Eq || op == Op::Ne) && x.kind == Kind::Symbol && y.kind == Kind::Symbol)
-        return push(Value::makeBool((x.text == y.text) == (op == Op::Eq), at));
-      if (x.kind != Kind::Number || y.kind != Kind::Number)
-        return fail(at, fmt::format("'{}' compares numbers, not {} and {}", spelling, x.describe(), y.describe()));
-      return push(Value::makeBool(expr::fold(op, x.number, y.number) != 0, at));
+    // The operation's type rule (the `type` column of ops.def).
+    switch (expr::info(op).type) {
+      case expr::TypeRule::Choose:
+        if (x.kind != Kind::Bool)
+          return fail(x.range, fmt::format("a condition must be a boolean, not {}", x.describe()));
+        return push(value(x.boolean ? b : c));  // not reached when binding `c ? a : b`: knownCondition
+      case expr::TypeRule::Logic: {
+        if (expr::arity(op) == 1) {
+          if (x.kind != Kind::Bool)
+            return fail(at, fmt::format("'{}' needs a boolean, not {}", spelling, x.describe()));
+          return push(Value::makeBool(expr::fold(op, x.boolean) != 0, at));
+        }
+        const Value& y = value(b);
+        if (x.kind != Kind::Bool || y.kind != Kind::Bool) return fail(at, fmt::format("'{}' needs booleans", spelling));
+        return push(Value::makeBool(expr::fold(op, x.boolean, y.boolean) != 0, at));
+      }
+      case expr::TypeRule::Compare: {
+        const Value& y = value(b);
+        if ((op == Op::Eq || op == Op::Ne) && x.kind == Kind::Symbol && y.kind == Kind::Symbol)
+          return push(Value::makeBool((x.text == y.text) == (op == Op::Eq), at));
+        if (x.kind != Kind::Number || y.kind != Kind::Number)
+          return fail(at, fmt::format("'{}' compares numbers, not {} and {}", spelling, x.describe(), y.describe()));
+        return push(Value::makeBool(expr::fold(op, x.number, y.number) != 0, at));
+      }
+      case expr::TypeRule::Number:
+        break;
     }
     return arithmetic(at, op, {a, b, c});
   }

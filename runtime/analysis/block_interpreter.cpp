@@ -104,17 +104,17 @@ void runBlock(const KernelNode* nodes, const BlockInterpreter::Affine* trig, con
     switch (node.op) {
       case Op::Const: break;
       case Op::Var: std::copy(x, x + m, r); break;
-#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, ...) \
-  case Op::Name:                                                        \
-    map1(a, r, m, [](double a) { return fold; });                       \
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, type, fold, ...) \
+  case Op::Name:                                                                 \
+    map1(a, r, m, [](double a) { return fold; });                                \
     break;
-#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, ...) \
-  case Op::Name:                                                                      \
-    map2(a, b, r, m, [](double a, double b) { return fold; });                        \
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, type, fold, ...) \
+  case Op::Name:                                                                               \
+    map2(a, b, r, m, [](double a, double b) { return fold; });                                 \
     break;
-#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, ...) \
-  case Op::Name:                                                          \
-    map3(a, b, c, r, m, [](double a, double b, double c) { return fold; }); \
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, type, fold, ...) \
+  case Op::Name:                                                                   \
+    map3(a, b, c, r, m, [](double a, double b, double c) { return fold; });        \
     break;
 #include "compiler/expr/ops.def"
       default: break;

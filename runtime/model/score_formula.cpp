@@ -71,17 +71,17 @@ torch::Tensor evalFormula(const plan::Formula& formula, const torch::Tensor& sco
         auto truth = [](const torch::Tensor& t) { return t != 0; };
         (void)ind, (void)truth;
         switch (n.op) {
-#define POSC_OP_UNARY(Name, name, symbol, function, precedence, fold, grad, tensor, ...) \
-  case Op::Name:                                                                      \
-    r = tensor;                                                                       \
+#define POSC_OP_UNARY(Name, name, symbol, function, precedence, type, fold, grad, tensor, ...) \
+  case Op::Name:                                                                               \
+    r = tensor;                                                                                \
     break;
-#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, fold, grad, tensor, ...) \
-  case Op::Name:                                                                                    \
-    r = tensor;                                                                                     \
+#define POSC_OP_BINARY(Name, name, symbol, function, precedence, commutative, type, fold, grad, tensor, ...) \
+  case Op::Name:                                                                                             \
+    r = tensor;                                                                                              \
     break;
-#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, fold, grad, tensor, ...) \
-  case Op::Name:                                                                        \
-    r = tensor;                                                                         \
+#define POSC_OP_TERNARY(Name, name, symbol, function, precedence, type, fold, grad, tensor, ...) \
+  case Op::Name:                                                                                 \
+    r = tensor;                                                                                  \
     break;
 #include "compiler/expr/ops.def"
           default: break;

@@ -291,8 +291,7 @@ TEST(OpsConsistency, BindersReadEveryOperationAlike) {
     }
     // Settings: truth-valued operations give booleans; && || ! and the
     // condition of ?: take booleans only (documented in ops.def).
-    const bool takes_truth = k.op == Op::And || k.op == Op::Or || k.op == Op::Not || k.op == Op::Select;
-    if (!takes_truth) {
+    if (!expr::takesTruth(k.op)) {
       DiagnosticEngine d(sources);
       sema::Env env;
       auto v = sema::evaluate(*e, env, d);
@@ -336,6 +335,19 @@ TEST(OpsTable, SpellingsAreUniqueAndFindTheirOperation) {
   EXPECT_TRUE(expr::findSymbol("-", 1, found) && found == Op::Neg);
   EXPECT_TRUE(expr::findSymbol("-", 2, found) && found == Op::Sub);
   EXPECT_FALSE(expr::findFunction("frobnicate", found));
+}
+
+// The type column: comparisons and logic give truth values; logic and the
+// condition of a choice take them; everything else is numbers to a number.
+TEST(OpsTable, TypeRules) {
+  for (Op op : operations()) {
+    const bool compare = op == Op::Lt || op == Op::Le || op == Op::Gt || op == Op::Ge || op == Op::Eq || op == Op::Ne;
+    const bool logic = op == Op::Not || op == Op::And || op == Op::Or;
+    EXPECT_EQ(expr::givesTruth(op), compare || logic) << expr::opName(op);
+    EXPECT_EQ(expr::takesTruth(op), logic || op == Op::Select) << expr::opName(op);
+  }
+  EXPECT_EQ(expr::info(Op::Select).type, expr::TypeRule::Choose);
+  EXPECT_EQ(expr::info(Op::Const).type, expr::TypeRule::Number);
 }
 
 // Truth, as ops.def defines it: a number is true when it is not 0, NaN
