@@ -1,5 +1,5 @@
 // Fused attention kernels: generation, the cache, and backward functions
-// compiled on first use. See kernels.h for the functions' contract.
+// compiled on first use. See compiled.h for the functions' contract.
 #include <fmt/format.h>
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // Sweeps of one expression over an evenly spaced grid, with cosines and sines
-// of affine arguments computed by rotation: see kernels.h (CompiledGrid).
+// of affine arguments computed by rotation: see compiled.h (CompiledGrid).
 //
 // The generated function, for V doubles per vector and K = 64 vectors per
 // block:

@@ -1,4 +1,4 @@
-// Elementwise maps of one expression over variable arrays: see kernels.h.
+// Elementwise maps of one expression over variable arrays: see compiled.h.
 // One plain loop over the points, left to the loop vectoriser (libmvec for
 // the math).
 #include <fmt/format.h>

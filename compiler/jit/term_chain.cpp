@@ -1,4 +1,4 @@
-// The term chain of an attention as one formula expression: see kernels.h.
+// The term chain of an attention as one formula expression: see compiled.h.
 // LLVM-free, so it is also what the tests interpret as a reference.
 #include "compiler/jit/compiled.h"
 
