@@ -76,7 +76,7 @@ struct Checker {
     } else {
       for (const Value& e : v.kind == Kind::List ? v.elements : std::vector<Value>{v}) {
         Checker element{e, diags, setting};
-        T x;
+        T x{};
         if (!element.integer(lo, hi, x)) return false;
         // Every list of integers among the settings (seeds, lengths, counts)
         // is a set: a repeat would train or evaluate the same thing twice.
@@ -488,7 +488,7 @@ std::string settingDefault(const std::string& section, const std::string& name) 
   SourceManager sources;
   DiagnosticEngine diags(sources);
   plan::ExperimentPlan scratch = defaults;
-  SettingsContext ctx{scratch, diags};
+  SettingsContext ctx{scratch, diags, {}};
   const Value none;
   std::string shown;
   Checker c{none, diags, name, &shown};
