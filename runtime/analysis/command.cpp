@@ -7,62 +7,42 @@
 
 namespace posc::analysis {
 
-Param Param::kernel(std::string name, bool required) {
+namespace {
+
+Param make(Param::Kind kind, std::string name, bool required) {
   Param p;
-  p.kind = Kind::Kernel;
+  p.kind = kind;
   p.name = std::move(name);
   p.required = required;
   return p;
 }
 
-Param Param::distances(std::string name, bool required) {
-  Param p;
-  p.kind = Kind::Range;
-  p.name = std::move(name);
-  p.required = required;
-  return p;
-}
+}  // namespace
+
+Param Param::kernel(std::string name, bool required) { return make(Kind::Kernel, std::move(name), required); }
+
+Param Param::distances(std::string name, bool required) { return make(Kind::Range, std::move(name), required); }
 
 Param Param::num(std::string name, double fallback) {
-  Param p;
-  p.kind = Kind::Number;
-  p.name = std::move(name);
+  Param p = make(Kind::Number, std::move(name), false);
   p.number = fallback;
   p.has_default = true;
   return p;
 }
 
 Param Param::nums(std::string name, std::vector<double> fallback, std::string shown) {
-  Param p;
-  p.kind = Kind::Numbers;
-  p.name = std::move(name);
+  Param p = make(Kind::Numbers, std::move(name), false);
   p.numbers = std::move(fallback);
   p.shown = std::move(shown);
   p.has_default = true;
   return p;
 }
 
-Param Param::optionalNum(std::string name) {
-  Param p;
-  p.kind = Kind::Number;
-  p.name = std::move(name);
-  return p;
-}
-
-Param Param::str(std::string name, bool required) {
-  Param p;
-  p.kind = Kind::Text;
-  p.name = std::move(name);
-  p.required = required;
-  return p;
-}
+Param Param::str(std::string name, bool required) { return make(Kind::Text, std::move(name), required); }
 
 Param Param::symbol(std::string name, std::vector<std::string> allowed, std::string fallback, bool required) {
-  Param p;
-  p.kind = Kind::Symbol;
-  p.name = std::move(name);
+  Param p = make(Kind::Symbol, std::move(name), required);
   p.symbols = std::move(allowed);
-  p.required = required;
   if (!fallback.empty()) {
     p.text = std::move(fallback);
     p.has_default = true;

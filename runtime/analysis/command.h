@@ -64,7 +64,6 @@ struct Param {
   static Param distances(std::string name, bool required = true);
   static Param num(std::string name, double fallback);
   static Param nums(std::string name, std::vector<double> fallback, std::string shown = {});
-  static Param optionalNum(std::string name);  // no default: the handler asks Values::given
   static Param str(std::string name, bool required = false);
   static Param symbol(std::string name, std::vector<std::string> allowed, std::string fallback = {},
                       bool required = false);

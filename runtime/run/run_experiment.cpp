@@ -67,7 +67,7 @@ int runSeeds(const plan::ExperimentPlan& plan, const RunOptions& options) {
   try {
     for (uint64_t seed : plan.train.seeds) {
       model::Gpt model = buildSeedModel(run, seed);      // 3. the model
-      compileKernels(run, model);                        //    the JIT
+      compileKernels(model);                        //    the JIT
       if (!trainSeed(run, seed, model)) continue;        // 4. train (or continue, or load)
       stopIfAsked(seed, plan.train.steps);
       evaluateSeed(run, seed, model);                    // 5. evaluate, write accuracy

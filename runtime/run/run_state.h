@@ -68,7 +68,7 @@ void writeOrFail(const fs::path& path, std::string_view content);
 
 // train_seed.cpp: one seed's model and weights.
 model::Gpt buildSeedModel(Run& run, uint64_t seed);   // 3. the model
-void compileKernels(Run& run, model::Gpt& model);      //    the JIT's fused kernels
+void compileKernels(model::Gpt& model);                //    the JIT's fused kernels
 bool trainSeed(Run& run, uint64_t seed, model::Gpt& model);  // 4. train, continue or load
 // Under a process group (null: one process): whether rank 0 trains the seed,
 // and its starting weights, handed to every rank.

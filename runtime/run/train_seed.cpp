@@ -98,10 +98,7 @@ model::Gpt buildSeedModel(Run& run, uint64_t seed) {
 // The JIT's stage: the fused score kernels are compiled here, before
 // training, rather than inside the first forward pass (once per process: a
 // later seed finds them in the cache).
-void compileKernels(Run& run, model::Gpt& model) {
-  (void)run;
-  model->compileScoreKernels();
-}
+void compileKernels(model::Gpt& model) { model->compileScoreKernels(); }
 
 // Under a process group, rank 0 tells the other ranks whether a seed trains
 // (1) or was trained by an earlier process (0), then hands them its starting

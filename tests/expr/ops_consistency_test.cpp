@@ -27,6 +27,7 @@
 #include "compiler/sema/formula.h"
 #include "runtime/analysis/kernel.h"
 #include "runtime/model/score_formula.h"
+#include "tests/common/transcendental_ops.h"
 #include "tools/posc/repl/lower.h"
 
 using namespace posc;
@@ -70,15 +71,7 @@ std::vector<Case> cases() {
   return out;
 }
 
-bool transcendental(Op op) {
-  switch (op) {
-    case Op::Exp: case Op::Log: case Op::Log1p: case Op::Sqrt: case Op::Cos: case Op::Sin:
-    case Op::Tanh: case Op::Sigmoid: case Op::Pow:
-      return true;
-    default:
-      return false;
-  }
-}
+using posc::testing::transcendental;
 
 // Expects `got` to be the definition's value `want`.
 void expectSame(const Case& k, double want, double got, const char* evaluator) {

@@ -29,6 +29,7 @@
 #include "runtime/model/score_formula.h"
 #include "runtime/train/safetensors.h"
 #include "tests/common/files.h"
+#include "tests/common/transcendental_ops.h"
 #include "tests/flex/interpreters.h"
 
 namespace {
@@ -124,15 +125,7 @@ std::vector<torch::Tensor> tensorPathGradients(Op op, const Cases& k) {
   return grads;
 }
 
-bool transcendental(Op op) {
-  switch (op) {
-    case Op::Exp: case Op::Log: case Op::Log1p: case Op::Sqrt: case Op::Cos: case Op::Sin:
-    case Op::Tanh: case Op::Sigmoid: case Op::Pow:
-      return true;
-    default:
-      return false;
-  }
-}
+using posc::testing::transcendental;
 
 // `got` is `want`: NaN meets NaN; transcendental functions, which PyTorch
 // computes with its own vector code, within a relative 1e-13.
