@@ -159,7 +159,13 @@ def check_devices(tag, model, batch):
     with torch.no_grad():
         f32 = copy.deepcopy(model).float()
         err = (f32(batch.tokens, batch.channels).double() - reference).abs().max().item()
-        check(f"{tag}: a deepcopy in float32 gives the f64 logits to 1e-4", err <= 1e-4, f"{err:.1e}")
+        # float32 keeps about 7 digits. Rotary angles of positions in the hundreds, decay
+        # exponents and sums over the width cost one to two of them: measured 1e-6 to 1e-5
+        # of the largest logit, depending on the CPU's kernels. The bound scales with that
+        # logit; a cast through half or bfloat16 anywhere (3 digits) misses it by far.
+        scale = max(1.0, reference.abs().max().item())
+        check(f"{tag}: a deepcopy in float32 gives the f64 logits to 1e-4 of their size",
+              err <= 1e-4 * scale, f"{err:.1e} of max |logit| {scale:.1f}")
         if torch.cuda.is_available():
             gpu = copy.deepcopy(model).to("cuda")
             err = (gpu(batch.tokens.cuda(), batch.channels.cuda()).cpu() - reference).abs().max().item()
