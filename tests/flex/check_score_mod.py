@@ -1,6 +1,6 @@
 """Applies a module written by `posc emit flex` to posc's scores and compares.
 
-usage: check_score_mod.py MODULE.py DATA.safetensors TOLERANCE
+usage: check_score_mod.py MODULE.py DATA.safetensors TOLERANCE [MODULE DATA TOLERANCE ...]
 
 DATA holds what posc computed for one experiment (tests/flex/flex_test.cpp):
 `scores` (B, H, L, L) before the score terms, `channels` (5, B, L), the score
@@ -11,8 +11,10 @@ b, h, q_idx and kv_idx broadcast over it (this PyTorch may predate
 flex_attention) - then mask_mod and a softmax over the keys; on PyTorch >= 2.5
 also through flex_attention itself. Also applies
 apply_rotary to random queries and keys against posc's rotated ones when DATA
-has `q`, `k`, `q_rotated`, `k_rotated`. Prints the largest differences; exits
-1 when one exceeds TOLERANCE.
+has `q`, `k`, `q_rotated`, `k_rotated`. Prints the largest differences of
+every case (several in one process: torch is imported once), then
+"checked N cases, M through flex_attention"; exits 1 when a difference
+exceeds its TOLERANCE.
 """
 import importlib.util
 import os
@@ -23,6 +25,7 @@ import torch
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
 from posc import read_safetensors  # noqa: E402
+from cases import run_cases  # noqa: E402
 
 
 def flex_probabilities(mod, scores, channels, params):
@@ -47,8 +50,9 @@ def flex_probabilities(mod, scores, channels, params):
     return flex_attention(zeros, zeros, identity, score_mod=score_mod, block_mask=mask)
 
 
-def main():
-    module_path, data_path, tolerance = sys.argv[1], sys.argv[2], float(sys.argv[3])
+def check(module_path, data_path, tolerance):
+    """One case: True when it passes; and whether it ran through flex_attention."""
+    print(f"== {os.path.basename(module_path)} on {os.path.basename(data_path)}")
     spec = importlib.util.spec_from_file_location("emitted", module_path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -57,7 +61,7 @@ def main():
     params = {k[len("param."):]: v for k, v in data.items() if k.startswith("param.")}
     if set(params) != set(mod.initial_params()):
         print(f"parameter names differ: posc {sorted(params)}, module {sorted(mod.initial_params())}")
-        return 1
+        return False, False
     B, H, L, _ = scores.shape
     b = torch.arange(B).view(B, 1, 1, 1)
     h = torch.arange(H).view(1, H, 1, 1)
@@ -81,7 +85,11 @@ def main():
             err = (got - want).abs().max().item()
             print(f"largest rotated {name} difference {err:.3g}")
             failed = failed or not err <= tolerance * (1 + want.abs().max().item())
-    return 1 if failed else 0
+    return not failed, through_flex is not None
+
+
+def main():
+    return run_cases(sys.argv[1:], 3, lambda m, d, t: check(m, d, float(t)), __doc__)
 
 
 if __name__ == "__main__":

@@ -96,6 +96,7 @@ TEST(Flex, EmittedScoreModsGivePoscsProbabilities) {
   const fs::path dir = fs::path(::testing::TempDir()) / "flex";
   fs::create_directories(dir);
   int checked = 0;
+  std::string cases;  // MODULE DATA TOLERANCE, for one Python process per interpreter
   for (const std::string& file : exampleFiles()) {
     SCOPED_TRACE(file);
     const plan::ExperimentPlan plan = compileSmall(file);
@@ -110,15 +111,20 @@ TEST(Flex, EmittedScoreModsGivePoscsProbabilities) {
     for (auto [dtype, tolerance] : {std::pair{torch::kDouble, 1e-12}, std::pair{torch::kFloat, 1e-5}}) {
       const fs::path data = dir / (stem + (dtype == torch::kDouble ? ".f64" : ".f32") + ".safetensors");
       writeCase(plan, dtype, data);
-      for (const Interpreter& python : interpreters())
-        expectCheckPasses(python,
-                          "check_score_mod.py' '" + module.string() + "' '" + data.string() + "' " +
-                              fmt::format("{:g}", tolerance),
-                          dir / (stem + ".log"));
+      cases += fmt::format(" '{}' '{}' {:g}", module.string(), data.string(), tolerance);
     }
     ++checked;
   }
   EXPECT_GE(checked, 19);
+  for (const Interpreter& python : interpreters()) {
+    SCOPED_TRACE(python.path);
+    const fs::path log = dir / "check_score_mod.log";
+    expectCheckPasses(python, "check_score_mod.py'" + cases, log);
+    // Every case, and under PyTorch 2.x every one through flex_attention itself.
+    const std::string want = fmt::format("checked {} cases, {} through flex_attention", 2 * checked,
+                                         python.flex ? 2 * checked : 0);
+    EXPECT_NE(posc::testing::readFile(log).find(want), std::string::npos) << want << "\n" << posc::testing::readFile(log);
+  }
 }
 
 TEST(Flex, WhatFlexAttentionCannotExpressIsRefusedWithTheReason) {
@@ -167,6 +173,8 @@ TEST(Flex, PoscModelInPythonGivesPoscsLogits) {
   if (interpreters().empty()) GTEST_SKIP() << kNoTorch;
   const fs::path dir = fs::path(::testing::TempDir()) / "flex_model";
   fs::create_directories(dir);
+  std::string cases;  // MODULE MODEL DATA TOLERANCE, for one Python process per interpreter
+  int checked = 0;
   for (auto [file, preset] : {std::pair{"examples/addition/rope2d_decay_sink.pos", "small"},
                               std::pair{"examples/addition/learned_absolute.pos", "small"},
                               std::pair{"examples/addition/abacus.pos", "small"},
@@ -186,12 +194,17 @@ TEST(Flex, PoscModelInPythonGivesPoscsLogits) {
       const std::string tag = dtype == torch::kDouble ? ".f64" : ".f32";
       const fs::path model = dir / (stem + tag + ".model.safetensors"), data = dir / (stem + tag + ".data.safetensors");
       writeModelCase(plan, dtype, model, data);
-      for (const Interpreter& python : interpreters())
-        expectCheckPasses(python,
-                          "check_model.py' '" + module.string() + "' '" + model.string() + "' '" + data.string() + "' " +
-                              fmt::format("{:g}", tolerance),
-                          dir / (stem + ".log"));
+      cases += fmt::format(" '{}' '{}' '{}' {:g}", module.string(), model.string(), data.string(), tolerance);
+      ++checked;
     }
+  }
+  for (const Interpreter& python : interpreters()) {
+    SCOPED_TRACE(python.path);
+    const fs::path log = dir / "check_model.log";
+    expectCheckPasses(python, "check_model.py'" + cases, log);
+    const std::string want =
+        fmt::format("checked {} cases, {} through flex_attention", checked, python.flex ? checked : 0);
+    EXPECT_NE(posc::testing::readFile(log).find(want), std::string::npos) << want << "\n" << posc::testing::readFile(log);
   }
 }
 

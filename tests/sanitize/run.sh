@@ -4,10 +4,16 @@
 # UndefinedBehaviorSanitizer (-DPOSC_SANITIZE=ON, -O1 with line tables), then
 # runs the unit tests of the model and its attention core, training and the
 # fused optimiser, evaluation, probes, the JIT, the expression table in every
-# evaluator, hand-set models and studies. The parts without LibTorch are
-# sanitized (and fuzzed) by tests/fuzz/run.sh with clang.
+# evaluator, hand-set models and studies, and the posc program on a shortened
+# quick start. The parts without LibTorch are sanitized (and fuzzed) by
+# tests/fuzz/run.sh with clang.
 #
-#   bash tests/sanitize/run.sh [BUILD_DIR]
+#   bash tests/sanitize/run.sh [BUILD_DIR] [torch2]
+#
+# With `torch2` it builds against LibTorch 2.x, the library inside PyPI's
+# torch wheel (tools/python_env.sh installs it; as tools/torch2_build.sh
+# does), instead of Debian's 1.13: CI's run, which so compiles and tests
+# posc's LibTorch parts against 2.x and under the sanitizers in one build.
 #
 # Exit status: non-zero on a sanitizer report (every check aborts the test
 # that trips it) or a failed test.
@@ -17,20 +23,35 @@
 # sanitizers, and its code paths are the steps the other tests take a few
 # times);
 # BlasSanity.KernelsPoscChooses, the ONNX export checks, the data-parallel
-# check, the Slurm sweep, the differential test and the two studies stopped by
-# a signal (StudyStop.*PoscStudy*) (they run the posc program, not built here).
+# check, the Slurm sweep, the differential test, the Python package and
+# TensorBoard checks and the two studies stopped by a signal
+# (StudyStop.*PoscStudy*) (they run the posc program, not built here).
 # Leak detection is off: LibTorch's global state (allocators, the dispatcher's
 # tables) is never freed and would be reported.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build="${1:-build-asan}"
-targets=(test_runtime test_jit test_probe test_handset test_study test_expr)
+torch=()
+if [ "${2:-}" = torch2 ]; then
+  bash tools/python_env.sh
+  torch=(-DCMAKE_PREFIX_PATH="$(.venv-torch/bin/python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')")
+  export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"  # as tools/torch2_build.sh: no GPU to detect
+fi
+targets=(posc test_runtime test_jit test_probe test_handset test_study test_expr)
 
-cmake -S . -B "$build" -G Ninja -DPOSC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Sanitize \
+cmake -S . -B "$build" -G Ninja -DPOSC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Sanitize "${torch[@]}" \
   -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1" -DCMAKE_C_FLAGS_SANITIZE="-O1 -g1" >/dev/null
 cmake --build "$build" --target "${targets[@]}"
 
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-slow='TrainEndToEnd\.|BlasSanity\.KernelsPoscChooses|HandsetOnnx\.|DataParallel\.|Slurm\.|DifferentialTraining\.|StudyStop\..*PoscStudy'
+slow='TrainEndToEnd\.|BlasSanity\.KernelsPoscChooses|HandsetOnnx\.|DataParallel\.|Slurm\.|DifferentialTraining\.|PythonPackage\.|TensorBoard\.|StudyStop\..*PoscStudy'
 ctest --test-dir "$build" -j2 --output-on-failure -E "_NOT_BUILT|${slow}"
+
+# The posc program itself, sanitized, on the quick start cut short: compile,
+# JIT, train, evaluate, write and report a results folder.
+rm -rf "$build/smoke"
+"$build/posc" run examples/quickstart.pos --no-progress --threads 2 --out "$build/smoke" \
+  --set train.steps=30 --set 'task.test_digits=[3]' --set task.problems_per_length=10
+"$build/posc" report "$build/smoke" >/dev/null
+echo "sanitized posc run: $(tail -n 1 "$build/smoke/accuracy.csv")"
