@@ -29,6 +29,7 @@
 #include "runtime/model/score_formula.h"
 #include "runtime/train/safetensors.h"
 #include "tests/common/files.h"
+#include "tests/common/op_cases.h"
 #include "tests/common/transcendental_ops.h"
 #include "tests/flex/interpreters.h"
 
@@ -38,53 +39,15 @@ using namespace posc;
 using expr::Op;
 namespace fs = std::filesystem;
 
-struct Cases {
-  std::vector<double> a, b, c;
-};
+using posc::testing::f64;
+using posc::testing::OpCases;
+using posc::testing::tensorPathGradients;
 
-// Every combination of the operands the operation reads; the ternary ones
-// take their third from fewer values (a tie of clamp's bound included).
-Cases casesOf(Op op) {
-  const std::vector<double> v = {NAN, -INFINITY, -2.5, -1.0, -0.5, -0.0, 0.0, 0.5, 1.5, 2.5, 3.0, INFINITY};
-  const std::vector<double> third = {NAN, -1.0, 0.0, 2.5, INFINITY};
-  const int n = expr::arity(op);
-  Cases out;
-  for (double a : v)
-    for (double b : n >= 2 ? v : std::vector<double>{0.0})
-      for (double c : n >= 3 ? third : std::vector<double>{0.0}) {
-        out.a.push_back(a);
-        out.b.push_back(b);
-        out.c.push_back(c);
-      }
-  return out;
-}
+using posc::testing::transcendental;
 
-std::vector<Op> operations() {
-  std::vector<Op> ops;
-  for (int i = 0; i < expr::kOpCount; ++i)
-    if (expr::isElementwise(static_cast<Op>(i))) ops.push_back(static_cast<Op>(i));
-  return ops;
-}
-
-// The formula s <- op(s, b[h], c[h]), operands the operation does not read
-// left unread.
-plan::Formula formulaOf(Op op) {
-  plan::Formula f;
-  plan::FormulaNode s, b, c, r;
-  s.op = Op::Score;
-  b.op = Op::Param, b.param = 0;
-  c.op = Op::Param, c.param = 1;
-  r.op = op;
-  r.a = 0;
-  r.b = expr::arity(op) >= 2 ? 1 : -1;
-  r.c = expr::arity(op) >= 3 ? 2 : -1;
-  f.nodes = {s, b, c, r};
-  return f;
-}
-
-// A plan whose only score term is formulaOf(op), with a head per case and
+// A plan whose only score term is opFormula(op), with a head per case and
 // the cases' b and c as learned per-head parameters.
-plan::ExperimentPlan planOf(Op op, const Cases& k) {
+plan::ExperimentPlan planOf(Op op, const OpCases& k) {
   plan::ExperimentPlan p;
   p.name = expr::opName(op);
   p.source_path = "tests/flex/ops_test.cpp";
@@ -100,32 +63,11 @@ plan::ExperimentPlan planOf(Op op, const Cases& k) {
   }
   plan::ScoreTerm term;
   term.name = expr::opName(op);
-  term.formula = formulaOf(op);
+  term.formula = posc::testing::opFormula(op);
   term.origin = "tests/flex/ops_test.cpp";
   p.attention.score_terms.push_back(term);
   return p;
 }
-
-torch::Tensor f64(const std::vector<double>& v) {
-  return torch::tensor(v, torch::TensorOptions().dtype(torch::kDouble));
-}
-
-// The tensor path's values' gradients (of their sum) into a, b and c.
-std::vector<torch::Tensor> tensorPathGradients(Op op, const Cases& k) {
-  const int64_t H = static_cast<int64_t>(k.a.size());
-  torch::Tensor a = f64(k.a).reshape({1, H, 1, 1}).detach().requires_grad_(), b = f64(k.b).requires_grad_(),
-                c = f64(k.c).requires_grad_();
-  const torch::Tensor channels = torch::zeros({plan::kChannelCount, 1, 1}, torch::kLong);
-  const torch::Tensor value = model::evalFormula(formulaOf(op), a, channels, channels, {b, c});
-  std::vector<torch::Tensor> grads(3);
-  if (value.requires_grad())
-    grads = torch::autograd::grad({value.sum()}, {a, b, c}, /*grad_outputs=*/{}, /*retain_graph=*/false,
-                                  /*create_graph=*/false, /*allow_unused=*/true);
-  for (torch::Tensor& g : grads) g = g.defined() ? g.reshape({H}).detach() : torch::zeros({H}, torch::kDouble);
-  return grads;
-}
-
-using posc::testing::transcendental;
 
 // `got` is `want`: NaN meets NaN; transcendental functions, which PyTorch
 // computes with its own vector code, within a relative 1e-13.
@@ -135,20 +77,14 @@ bool same(Op op, double want, double got) {
   return got == want;
 }
 
-std::string caseText(Op op, const Cases& k, size_t i) {
-  const int n = expr::arity(op);
-  return fmt::format("{}({}{}{})", expr::opName(op), k.a[i], n >= 2 ? fmt::format(", {}", k.b[i]) : "",
-                     n >= 3 ? fmt::format(", {}", k.c[i]) : "");
-}
-
 TEST(FlexOps, EveryRowsPythonColumnComputesTheDefinitionWithTheTensorPathsGradients) {
   if (posc::testing::pythonInterpreters().empty()) GTEST_SKIP() << posc::testing::kNoTorch;
   const fs::path dir = fs::path(::testing::TempDir()) / "flex_ops";
   fs::remove_all(dir);
   fs::create_directories(dir);
   train::NamedTensors cases;
-  for (Op op : operations()) {
-    const Cases k = casesOf(op);
+  for (Op op : posc::testing::elementwiseOps()) {
+    const OpCases k = posc::testing::opCasesOf(op);
     std::string why;
     const auto module = flex::emitModule(planOf(op, k), why);
     ASSERT_TRUE(module) << expr::opName(op) << ": " << why;
@@ -167,26 +103,26 @@ TEST(FlexOps, EveryRowsPythonColumnComputesTheDefinitionWithTheTensorPathsGradie
     std::map<std::string, torch::Tensor> results;
     for (auto& [name, t] : train::readSafetensors(dir / "results.safetensors").tensors) results[name] = t;
     int checked = 0, ties = 0;
-    for (Op op : operations()) {
-      const Cases k = casesOf(op);
+    for (Op op : posc::testing::elementwiseOps()) {
+      const OpCases k = posc::testing::opCasesOf(op);
       const std::string name = expr::opName(op);
       const torch::Tensor value = results.at(name + ".value");
       const std::vector<torch::Tensor> want = tensorPathGradients(op, k);
       for (size_t i = 0; i < k.a.size(); ++i) {
         const int64_t j = static_cast<int64_t>(i);
         const double expected = expr::fold(op, k.a[i], k.b[i], k.c[i]), got = value[j].item<double>();
-        EXPECT_TRUE(same(op, expected, got)) << caseText(op, k, i) << " = " << got << " in Python, " << expected
+        EXPECT_TRUE(same(op, expected, got)) << posc::testing::opCaseText(op, k, i) << " = " << got << " in Python, " << expected
                                              << " by definition";
         for (int x = 0; x < 3; ++x) {
           const double g = results.at(fmt::format("{}.grad_{}", name, "abc"[x]))[j].item<double>();
           const double w = want[static_cast<size_t>(x)][j].item<double>();
-          EXPECT_TRUE(same(op, w, g)) << "d/d" << "abc"[x] << " " << caseText(op, k, i) << " = " << g
+          EXPECT_TRUE(same(op, w, g)) << "d/d" << "abc"[x] << " " << posc::testing::opCaseText(op, k, i) << " = " << g
                                       << " in Python, " << w << " on the tensor path";
         }
         // A tie of min or max: its gradient goes to the first operand.
         if ((op == Op::Min || op == Op::Max) && k.a[i] == k.b[i]) {
-          EXPECT_EQ(results.at(name + ".grad_a")[j].item<double>(), 1.0) << caseText(op, k, i);
-          EXPECT_EQ(results.at(name + ".grad_b")[j].item<double>(), 0.0) << caseText(op, k, i);
+          EXPECT_EQ(results.at(name + ".grad_a")[j].item<double>(), 1.0) << posc::testing::opCaseText(op, k, i);
+          EXPECT_EQ(results.at(name + ".grad_b")[j].item<double>(), 0.0) << posc::testing::opCaseText(op, k, i);
           ++ties;
         }
         ++checked;
