@@ -1,11 +1,13 @@
 // The front end, stage by stage. A newcomer reads the compiler from here;
-// the runtime's stages are runSeeds in runtime/train/run_experiment.cpp.
+// the runtime's stages are runSeeds in runtime/run/run_experiment.cpp.
 //
 //   source   compiler/source   the file's bytes: UTF-8, NUL and size checks
 //   parse    compiler/parse    ANTLR4 tree -> ast (with depth limits), imports
 //   bind     compiler/sema     names, types, components expanded, settings
 //                              checked; score formulas through the one binder
-//                              of expressions (sema/expression.h)
+//                              of expressions (sema/expression.h); its own
+//                              stages are the list of calls in
+//                              sema::compileExperiment (sema/experiment.h)
 //   plan     compiler/plan     the typed, LibTorch-free ExperimentPlan
 #include "compiler/driver/compile.h"
 

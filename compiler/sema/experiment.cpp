@@ -37,7 +37,11 @@ struct Assembler {
   std::deque<ast::Item> set_uses;  // `use`s with an argument set by `--set attention.C.A`; `attention` points into them
   std::map<std::string, SourceRange> written;  // "model.width" -> its value, for every setting given
   std::vector<std::string> experiment_names;
+  // Errors reported before this experiment (checkAll compiles each in turn)
+  // are not this one's.
+  int errors_before = 0;
 
+  bool failed() const { return diags.errorCount() > errors_before; }
   SettingsContext context() { return {plan, diags, experiment_names, written}; }
 
   void section(const ast::Section& s) {
@@ -247,54 +251,54 @@ struct Assembler {
   }
 };
 
-}  // namespace
+// The stages of compileExperiment, in the order it calls them. Each reports
+// its own errors; a stage that returns false leaves nothing for a later one.
 
-std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, const ExperimentRequest& request,
-                                                      SourceManager& sources, DiagnosticEngine& diags) {
-  int errors_before = diags.errorCount();
-  Assembler a{program, sources, diags, {}, {}, {}, false, {}, {}, {}, {}, {}};
-  for (const auto& [n, _] : program.experiments) a.experiment_names.push_back(n);
-
-  // 1. Which experiment.
-  const ast::Experiment* target = nullptr;
+// Which experiment: the one asked for, else the last of the main file.
+const ast::Experiment* chooseExperiment(Assembler& a, const ExperimentRequest& request) {
+  const Program& program = a.program;
   if (request.experiment) {
     auto it = program.experiments.find(*request.experiment);
-    if (it == program.experiments.end()) {
-      Diagnostic& d = diags.error({}, fmt::format("no experiment named '{}'", *request.experiment));
-      suggest(d, *request.experiment, a.experiment_names);
-      std::string list;
-      for (const ast::Experiment& e : program.main().file.experiments) list += (list.empty() ? "" : ", ") + e.name.text;
-      if (!list.empty()) d.hint = "this file defines: " + list;
-      return std::nullopt;
-    }
-    target = it->second;
-  } else if (!program.main().file.experiments.empty()) {
-    target = &program.main().file.experiments.back();
-  } else {
-    Diagnostic& d = diags.error({program.main().file.source, 0, 0}, "this file defines no experiment");
-    d.hint = "add 'experiment NAME { ... }', or pass a file that has one";
-    return std::nullopt;
+    if (it != program.experiments.end()) return it->second;
+    Diagnostic& d = a.diags.error({}, fmt::format("no experiment named '{}'", *request.experiment));
+    suggest(d, *request.experiment, a.experiment_names);
+    std::string list;
+    for (const ast::Experiment& e : program.main().file.experiments) list += (list.empty() ? "" : ", ") + e.name.text;
+    if (!list.empty()) d.hint = "this file defines: " + list;
+    return nullptr;
   }
+  if (!program.main().file.experiments.empty()) return &program.main().file.experiments.back();
+  Diagnostic& d = a.diags.error({program.main().file.source, 0, 0}, "this file defines no experiment");
+  d.hint = "add 'experiment NAME { ... }', or pass a file that has one";
+  return nullptr;
+}
 
-  // 2. The extends chain, root first.
-  std::vector<const ast::Experiment*> chain{target};
+// The extends chain, root first; an unknown base or a cycle is an error.
+std::optional<std::vector<const ast::Experiment*>> extendsChain(Assembler& a, const ast::Experiment& target) {
+  std::vector<const ast::Experiment*> chain{&target};
   while (!chain.back()->base.text.empty()) {
     const ast::Experiment* e = chain.back();
-    auto it = program.experiments.find(e->base.text);
-    if (it == program.experiments.end()) {
-      Diagnostic& d = diags.error(e->base.range, fmt::format("unknown experiment '{}'", e->base.text));
+    auto it = a.program.experiments.find(e->base.text);
+    if (it == a.program.experiments.end()) {
+      Diagnostic& d = a.diags.error(e->base.range, fmt::format("unknown experiment '{}'", e->base.text));
       suggest(d, e->base.text, a.experiment_names);
       d.hint = "the experiment to extend must be defined in this file or one it imports";
       return std::nullopt;
     }
     if (std::find(chain.begin(), chain.end(), it->second) != chain.end()) {
-      Diagnostic& d = diags.error(e->base.range, fmt::format("experiment '{}' extends itself through '{}'", target->name.text, e->base.text));
+      Diagnostic& d = a.diags.error(e->base.range, fmt::format("experiment '{}' extends itself through '{}'",
+                                                                target.name.text, e->base.text));
       d.notes.push_back({it->second->name.range, "defined here"});
       return std::nullopt;
     }
     chain.push_back(it->second);
   }
   std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+// The sections of every experiment on the chain, root first.
+void applySections(Assembler& a, const std::vector<const ast::Experiment*>& chain) {
   for (const ast::Experiment* e : chain) {
     // A hand-set model is written whole: an experiment that writes weights
     // replaces the weights of the one it extends.
@@ -302,85 +306,129 @@ std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, co
       a.handset.clear();
     for (const ast::Section& s : e->sections) a.section(s);
   }
+}
+
+// The preset asked for, as each experiment on the chain declares it, root
+// first (a variant refines its base's preset).
+bool applyPreset(Assembler& a, const std::vector<const ast::Experiment*>& chain, const ast::Experiment& target,
+                 const ExperimentRequest& request) {
   a.in_preset = true;
-
-  // 3. The preset.
-  if (request.preset) {
-    bool found = false;
-    std::vector<std::string> names;
-    for (const ast::Experiment* e : chain)
-      for (const ast::Preset& p : e->presets) {
-        names.push_back(p.name.text);
-        if (p.name.text != *request.preset) continue;
-        found = true;
-        for (const ast::Section& s : p.sections) a.section(s);
-      }
-    if (!found) {
-      Diagnostic& d = diags.error(target->name.range, fmt::format("experiment '{}' has no preset '{}'", target->name.text, *request.preset));
-      suggest(d, *request.preset, names);
-      if (names.empty()) d.hint = "declare one inside the experiment: preset small { model { ... } train { ... } }";
-      return std::nullopt;
+  if (!request.preset) return true;
+  bool found = false;
+  std::vector<std::string> names;
+  for (const ast::Experiment* e : chain)
+    for (const ast::Preset& p : e->presets) {
+      names.push_back(p.name.text);
+      if (p.name.text != *request.preset) continue;
+      found = true;
+      for (const ast::Section& s : p.sections) a.section(s);
     }
-    a.plan.preset = *request.preset;
+  if (!found) {
+    Diagnostic& d = a.diags.error(target.name.range, fmt::format("experiment '{}' has no preset '{}'", target.name.text, *request.preset));
+    suggest(d, *request.preset, names);
+    if (names.empty()) d.hint = "declare one inside the experiment: preset small { model { ... } train { ... } }";
+    return false;
   }
+  a.plan.preset = *request.preset;
+  return true;
+}
 
-  // 4. Overrides.
+// `--set` overrides in order, then `--probe` calls.
+void applyCommandLine(Assembler& a, const ExperimentRequest& request) {
   for (const Override& o : request.overrides) a.override(o);
   for (const std::string& call : request.probe_calls) a.probeCall(call);
+}
 
-  // 5. Derived defaults and checks.
+// Derived defaults, then the checks across settings, the memory estimate and
+// the CPU's precision. They run only when every setting was accepted: a
+// rejected one still holds its default, and a check on it would invent a
+// second error.
+bool checkSettingsTogether(Assembler& a, const ast::Experiment& target, const ExperimentRequest& request) {
   if (!a.written.count("model.mlp_hidden")) a.plan.model.mlp_hidden = 4 * a.plan.model.width;
-  // Checks across settings only when every setting was accepted: a rejected
-  // one still holds its default, and a check on it would invent a second error.
-  if (diags.errorCount() > errors_before) return std::nullopt;
   SettingsContext ctx = a.context();
-  checkSettings(target->name.range, ctx);
-  checkDocumentSettings(target->name.range, ctx);
-  if (diags.errorCount() > errors_before) return std::nullopt;
-  checkMemory(target->name.range, ctx);
-  if (diags.errorCount() > errors_before) return std::nullopt;
-  if (request.on_cpu && a.handset.empty()) checkPrecision(target->name.range, ctx);
-  buildAttention(a.attention, program, a.plan, sources, diags);
+  checkSettings(target.name.range, ctx);
+  checkDocumentSettings(target.name.range, ctx);
+  if (a.failed()) return false;
+  checkMemory(target.name.range, ctx);
+  if (a.failed()) return false;
+  if (request.on_cpu && a.handset.empty()) checkPrecision(target.name.range, ctx);
+  return true;
+}
+
+// The attention items expanded with the final model, and what the task
+// allows of them.
+void expandAttention(Assembler& a, const ast::Experiment& target) {
+  buildAttention(a.attention, a.program, a.plan, a.sources, a.diags);
   if (a.plan.task.kind == plan::TaskKind::Documents && !a.plan.attention.sampled_channels.empty()) {
-    Diagnostic& d = diags.error(target->name.range, fmt::format("randomised channels ({}) are not available for document tasks",
-                                                                a.plan.attention.sampled_channels.front().origin));
+    Diagnostic& d = a.diags.error(target.name.range, fmt::format("randomised channels ({}) are not available for document tasks",
+                                                                  a.plan.attention.sampled_channels.front().origin));
     d.hint = "their evaluation labels are drawn per addition problem; document tasks train and evaluate on plain channels";
   }
-  if (!a.handset.empty() && a.plan.task.kind == plan::TaskKind::Documents) {
-    Diagnostic& d = diags.error(a.handset.front()->name.range, "hand-set weights are written for the addition task");
+}
+
+// The hand-set weights, for the task they are written for.
+bool buildHandsetModel(Assembler& a, const ast::Experiment& target) {
+  if (a.handset.empty()) return true;
+  if (a.plan.task.kind == plan::TaskKind::Documents) {
+    Diagnostic& d = a.diags.error(a.handset.front()->name.range, "hand-set weights are written for the addition task");
     d.hint = "a document experiment trains its model; the analytic retrieval head is `posc analyze`'s retrieval(...)";
-    return std::nullopt;
+    return false;
   }
-  if (!a.handset.empty()) {
-    buildHandset(a.handset, target->name.range, a.plan, diags);
-    checkHandsetSettings(target->name.range, ctx);
-  }
-  buildProbes(a.probes, a.plan, diags);
-  if (a.plan.train.init_from && *a.plan.train.init_from == target->name.text) {
-    Diagnostic& d = diags.error(target->name.range, fmt::format("experiment '{}' warm-starts from itself", target->name.text));
+  buildHandset(a.handset, target.name.range, a.plan, a.diags);
+  SettingsContext ctx = a.context();
+  checkHandsetSettings(target.name.range, ctx);
+  return true;
+}
+
+// The warm start: not from the experiment itself, and a file, when one is
+// named, that exists now. A relative path written in a file is read from
+// that file's folder; one given on the command line (--set), from the
+// working folder, as a shell user means it.
+bool resolveWarmStart(Assembler& a, const ast::Experiment& target) {
+  if (a.plan.train.init_from && *a.plan.train.init_from == target.name.text) {
+    Diagnostic& d = a.diags.error(target.name.range, fmt::format("experiment '{}' warm-starts from itself", target.name.text));
     d.hint = "init_from names the experiment whose final checkpoint to continue from";
   }
-  if (diags.errorCount() > errors_before) return std::nullopt;
-
-  if (a.plan.train.init_file) {
-    // A relative path written in a file is read from that file's folder; one
-    // given on the command line (--set), from the working folder, as a shell
-    // user means it. It must exist now.
-    auto at = ctx.written.find("train.init_from");
-    const bool from_command_line =
-        at != ctx.written.end() && at->second.valid() && sources.file(at->second.file).path().rfind("--set ", 0) == 0;
-    std::filesystem::path f(*a.plan.train.init_file);
-    if (f.is_relative() && !from_command_line) f = std::filesystem::path(program.main().path).parent_path() / f;
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(f, ec)) {
-      Diagnostic& d = diags.error(at != ctx.written.end() ? at->second : target->name.range,
+  if (!a.plan.train.init_file || a.failed()) return !a.failed();
+  auto at = a.written.find("train.init_from");
+  const bool from_command_line =
+      at != a.written.end() && at->second.valid() && a.sources.file(at->second.file).path().rfind("--set ", 0) == 0;
+  std::filesystem::path f(*a.plan.train.init_file);
+  if (f.is_relative() && !from_command_line) f = std::filesystem::path(a.program.main().path).parent_path() / f;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(f, ec)) {
+    Diagnostic& d = a.diags.error(at != a.written.end() ? at->second : target.name.range,
                                   fmt::format("cannot read the warm-start file '{}'", f.string()));
-      d.hint = from_command_line ? "a relative path given with --set is read from the working folder"
-                                 : "a relative path is read from the folder of the experiment's .pos file";
-      return std::nullopt;
-    }
-    a.plan.train.init_file = std::filesystem::absolute(f).lexically_normal().string();
+    d.hint = from_command_line ? "a relative path given with --set is read from the working folder"
+                               : "a relative path is read from the folder of the experiment's .pos file";
+    return false;
   }
+  a.plan.train.init_file = std::filesystem::absolute(f).lexically_normal().string();
+  return true;
+}
+
+}  // namespace
+
+// The stages of an experiment's assembly, as a list of calls (the order of
+// experiment.h). A stage that reports an error ends the list there, so no
+// later check runs on a value an earlier one refused.
+std::optional<plan::ExperimentPlan> compileExperiment(const Program& program, const ExperimentRequest& request,
+                                                      SourceManager& sources, DiagnosticEngine& diags) {
+  Assembler a{program, sources, diags, {}, {}, {}, false, {}, {}, {}, {}, {}, diags.errorCount()};
+  for (const auto& [n, _] : program.experiments) a.experiment_names.push_back(n);
+
+  const ast::Experiment* target = chooseExperiment(a, request);
+  if (!target) return std::nullopt;
+  const auto chain = extendsChain(a, *target);
+  if (!chain) return std::nullopt;
+  applySections(a, *chain);
+  if (!applyPreset(a, *chain, *target, request)) return std::nullopt;
+  applyCommandLine(a, request);
+  if (a.failed() || !checkSettingsTogether(a, *target, request)) return std::nullopt;
+  expandAttention(a, *target);
+  if (!buildHandsetModel(a, *target)) return std::nullopt;
+  buildProbes(a.probes, a.plan, diags);
+  if (!resolveWarmStart(a, *target)) return std::nullopt;
 
   a.plan.name = target->name.text;
   a.plan.source_path = program.main().path;

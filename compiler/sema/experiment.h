@@ -1,16 +1,23 @@
-// From a loaded program to one ExperimentPlan.
-//
-// The order in which an experiment's configuration is assembled:
-//   1. defaults (plan.h);
-//   2. the sections of each experiment on the `extends` chain, root first
-//      (settings override; `attention { }` replaces the inherited attention
-//      items, `attention += { }` appends to them);
-//   3. the chosen preset, as declared by each experiment on the chain, root
-//      first (so a variant can refine its base's preset);
-//   4. command-line overrides (`--set section.name=value`), in order, then
-//      probe calls given on the command line (`posc probe --probe CALL`);
-//   5. derived defaults (mlp_hidden = 4 x width unless set), cross-setting
-//      checks, then the attention items are expanded with the final model.
+// From a loaded program to one ExperimentPlan: the bind stage's assembly of
+// one experiment. compileExperiment (experiment.cpp) is the list of its
+// stages, each a function that owns its checks:
+//   chooseExperiment       the one asked for, else the main file's last;
+//   extendsChain           root first; an unknown base or a cycle is an error;
+//   applySections          each experiment's sections on the chain, root first,
+//                          over the defaults of plan.h (settings override;
+//                          `attention { }` replaces the inherited attention
+//                          items, `attention += { }` appends to them);
+//   applyPreset            the preset, as each experiment on the chain declares
+//                          it, root first (a variant refines its base's preset);
+//   applyCommandLine       `--set section.name=value` in order, then the probe
+//                          calls of `posc probe --probe CALL`;
+//   checkSettingsTogether  derived defaults (mlp_hidden = 4 x width unless
+//                          set), checks across settings, memory, precision;
+//   expandAttention        the attention items with the final model;
+//   buildHandsetModel      hand-set weights, where the experiment writes them;
+//   buildProbes            the probe calls (sema/probes.h);
+//   resolveWarmStart       init_from and the warm-start file.
+// A stage that reports an error ends the list.
 #pragma once
 
 #include <optional>
