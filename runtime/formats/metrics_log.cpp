@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -18,8 +19,8 @@ std::optional<size_t> firstDamagedLine(const std::vector<std::string>& lines) {
   return std::nullopt;
 }
 
-std::vector<LossPoint> lossCurve(std::string_view log) {
-  std::vector<LossPoint> out;
+MetricsLog readMetricsLog(std::string_view log) {
+  MetricsLog out;
   size_t number = 0;
   for (size_t from = 0; from < log.size();) {
     size_t end = log.find('\n', from);
@@ -30,12 +31,38 @@ std::vector<LossPoint> lossCurve(std::string_view log) {
     if (line.empty()) continue;
     const json record = json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false);
     if (!record.is_object()) throw std::runtime_error(fmt::format("metrics.jsonl line {} is not a JSON record", number));
-    auto seed = record.find("seed"), step = record.find("step"), loss = record.find("loss");
-    if (seed == record.end() || step == record.end() || loss == record.end() || loss->is_null()) continue;
-    if (!seed->is_number_unsigned() || !step->is_number() || !loss->is_number())
-      throw std::runtime_error(fmt::format("metrics.jsonl line {}: seed, step or loss is not a number", number));
-    out.push_back({seed->get<uint64_t>(), step->get<double>(), loss->get<double>()});
+    auto bad = [&](const char* what) {
+      return std::runtime_error(fmt::format("metrics.jsonl line {}: {} is not a number", number, what));
+    };
+    auto seed = record.find("seed"), step = record.find("step");
+    if (seed == record.end() || step == record.end()) continue;
+    if (!seed->is_number_unsigned()) throw bad("seed");
+    if (!step->is_number()) throw bad("step");
+    // A number, NaN for null or absent.
+    auto number_or_nan = [&](const char* key) {
+      auto it = record.find(key);
+      if (it == record.end() || it->is_null()) return std::nan("");
+      if (!it->is_number()) throw bad(key);
+      return it->get<double>();
+    };
+    if (record.contains("loss"))
+      out.train.push_back({seed->get<uint64_t>(), step->get<double>(), number_or_nan("loss"), number_or_nan("lr"),
+                           number_or_nan("tokens_per_s")});
+    if (auto eval = record.find("eval"); eval != record.end()) {
+      if (!eval->is_object()) throw std::runtime_error(fmt::format("metrics.jsonl line {}: eval is not a record", number));
+      for (auto it = eval->begin(); it != eval->end(); ++it) {
+        if (!it.value().is_number()) throw bad("an accuracy");
+        out.evals.push_back({seed->get<uint64_t>(), step->get<double>(), it.key(), it.value().get<double>()});
+      }
+    }
   }
+  return out;
+}
+
+std::vector<LossPoint> lossCurve(std::string_view log) {
+  std::vector<LossPoint> out;
+  for (const TrainPoint& p : readMetricsLog(log).train)
+    if (!std::isnan(p.loss)) out.push_back({p.seed, p.step, p.loss});
   return out;
 }
 

@@ -23,10 +23,36 @@ struct LossPoint {
   double loss = 0;
 };
 
+
+// A training record: the step's loss (NaN where the log has null), learning
+// rate and throughput (NaN where the record has none).
+struct TrainPoint {
+  uint64_t seed = 0;
+  double step = 0;
+  double loss = 0, lr = 0, tokens_per_s = 0;
+};
+
+// One accuracy of an evaluation during training (`eval.every`): `name` is the
+// key the log gives it ("20" digits; "retrieval 128" for a document task).
+struct EvalPoint {
+  uint64_t seed = 0;
+  double step = 0;
+  std::string name;
+  double accuracy = 0;  // a fraction
+};
+
+struct MetricsLog {
+  std::vector<TrainPoint> train;  // in the log's order
+  std::vector<EvalPoint> evals;   // in the log's order, each record's keys in its order
+};
+
+// Every record of a log. Throws std::runtime_error naming the line when a
+// line is not a JSON record, or a field it has is of the wrong kind.
+MetricsLog readMetricsLog(std::string_view log);
+
 // The training-loss records of a log, in order: records without a loss
-// (evaluations) and with a null loss are not points. Throws
-// std::runtime_error naming the line when a line is not a JSON record or
-// its seed, step or loss is not a number.
+// (evaluations) and with a null loss are not points. Throws as
+// readMetricsLog.
 std::vector<LossPoint> lossCurve(std::string_view log);
 
 }  // namespace posc::formats

@@ -1,4 +1,4 @@
-// SVG rendering of line charts: axes with nice ticks, optional log x axis,
+// SVG rendering of line charts: axes with nice ticks, optional log axes,
 // series with optional bands, reference rules and a legend to the right.
 #include "runtime/plot/chart.h"
 
@@ -73,29 +73,56 @@ std::vector<double> niceTicks(double lo, double hi, int target) {
   return ticks;
 }
 
+namespace {
+
+// Ticks of a log axis spanning [lo, hi] in log10 units: the powers of 10,
+// with 2 and 5 times them when fewer than 3 powers fall inside.
+std::vector<double> logTicks(double lo, double hi) {
+  std::vector<double> t;
+  for (double e = std::ceil(lo - 1e-9); e <= hi + 1e-9; e += 1) t.push_back(std::pow(10.0, e));
+  if (t.size() < 3)
+    for (double e = std::floor(lo); e <= hi; e += 1)
+      for (double m : {2.0, 5.0})
+        if (double v = m * std::pow(10.0, e); std::log10(v) >= lo && std::log10(v) <= hi) t.push_back(v);
+  std::sort(t.begin(), t.end());
+  return t;
+}
+
+}  // namespace
+
+void logYIfDecades(Chart& c) {
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (const Series& s : c.series)
+    for (double y : s.y)
+      if (std::isfinite(y)) lo = std::min(lo, y), hi = std::max(hi, y);
+  if (lo > 0 && hi >= 100 * lo) c.log_y = true;
+  else c.y_min = 0;
+}
+
 std::string renderSvg(const Chart& c) {
-  const bool logx = c.log_x;
-  auto tx = [&](double x) { return logx ? std::log10(x) : x; };
+  const bool logx = c.log_x, logy = c.log_y;
+  // Data to axis units (log10 on a log axis); a value a log axis cannot show is NaN.
+  auto tx = [&](double x) { return logx ? (x > 0 ? std::log10(x) : NAN) : x; };
+  auto ty = [&](double y) { return logy ? (y > 0 ? std::log10(y) : NAN) : y; };
   Range xr, yr;
   for (const auto& s : c.series) {
     for (size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
-      if (logx && !(s.x[i] > 0)) continue;
-      if (!std::isfinite(s.y[i])) continue;
+      if (!std::isfinite(tx(s.x[i])) || !std::isfinite(ty(s.y[i]))) continue;
       xr.add(tx(s.x[i]));
-      yr.add(s.y[i]);
-      if (i < s.lo.size()) yr.add(s.lo[i]);
-      if (i < s.hi.size()) yr.add(s.hi[i]);
+      yr.add(ty(s.y[i]));
+      if (i < s.lo.size()) yr.add(ty(s.lo[i]));
+      if (i < s.hi.size()) yr.add(ty(s.hi[i]));
     }
-    if (s.style == Style::Bars) yr.add(0);
+    if (s.style == Style::Bars && !logy) yr.add(0);
   }
   for (const auto& r : c.rules) {
-    if (r.vertical && (!logx || r.at > 0)) xr.add(tx(r.at));
-    if (!r.vertical) yr.add(r.at);
+    if (r.vertical) xr.add(tx(r.at));
+    else yr.add(ty(r.at));
   }
-  if (c.x_min) xr.lo = tx(*c.x_min);
-  if (c.x_max) xr.hi = tx(*c.x_max);
-  if (c.y_min) yr.lo = *c.y_min;
-  if (c.y_max) yr.hi = *c.y_max;
+  if (c.x_min && std::isfinite(tx(*c.x_min))) xr.lo = tx(*c.x_min);
+  if (c.x_max && std::isfinite(tx(*c.x_max))) xr.hi = tx(*c.x_max);
+  if (c.y_min && std::isfinite(ty(*c.y_min))) yr.lo = ty(*c.y_min);
+  if (c.y_max && std::isfinite(ty(*c.y_max))) yr.hi = ty(*c.y_max);
   xr.widenIfFlat();
   yr.widenIfFlat();
 
@@ -107,11 +134,11 @@ std::string renderSvg(const Chart& c) {
   const double top = c.title.empty() ? 20 : 40, bottom = 52;
   const double pw = W - left - right, ph = Hh - top - bottom;
   auto px = [&](double x) { return left + (tx(x) - xr.lo) / (xr.hi - xr.lo) * pw; };
-  auto py = [&](double y) { return top + (1 - (y - yr.lo) / (yr.hi - yr.lo)) * ph; };
+  auto py = [&](double y) { return top + (1 - (ty(y) - yr.lo) / (yr.hi - yr.lo)) * ph; };
+  auto shown = [&](double x, double y) { return std::isfinite(tx(x)) && std::isfinite(ty(y)); };
   auto inside = [&](double x, double y) {
-    if (logx && !(x > 0)) return false;
-    return std::isfinite(x) && std::isfinite(y) && tx(x) >= xr.lo - 1e-12 && tx(x) <= xr.hi + 1e-12 &&
-           y >= yr.lo - 1e-12 && y <= yr.hi + 1e-12;
+    return shown(x, y) && tx(x) >= xr.lo - 1e-12 && tx(x) <= xr.hi + 1e-12 && ty(y) >= yr.lo - 1e-12 &&
+           ty(y) <= yr.hi + 1e-12;
   };
 
   std::string o = fmt::format(
@@ -126,23 +153,14 @@ std::string renderSvg(const Chart& c) {
 
   // Grid and ticks.
   o += "<g class=\"axes\" stroke=\"#ccc\">\n";
-  std::vector<double> xt;
-  if (logx) {
-    for (double e = std::ceil(xr.lo - 1e-9); e <= xr.hi + 1e-9; e += 1) xt.push_back(std::pow(10.0, e));
-    if (xt.size() < 3)
-      for (double e = std::floor(xr.lo); e <= xr.hi; e += 1)
-        for (double m : {2.0, 5.0})
-          if (double v = m * std::pow(10.0, e); std::log10(v) >= xr.lo && std::log10(v) <= xr.hi) xt.push_back(v);
-    std::sort(xt.begin(), xt.end());
-  } else {
-    xt = niceTicks(xr.lo, xr.hi);
-  }
+  const std::vector<double> xt = logx ? logTicks(xr.lo, xr.hi) : niceTicks(xr.lo, xr.hi);
+  const std::vector<double> yt = logy ? logTicks(yr.lo, yr.hi) : niceTicks(yr.lo, yr.hi);
   for (double t : xt) {
     o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"/>\n", num(px(t)), num(top), num(top + ph));
     o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" stroke=\"none\" fill=\"#333\">{}</text>\n",
                      num(px(t)), num(top + ph + 16), formatNumber(t, 4));
   }
-  for (double t : niceTicks(yr.lo, yr.hi)) {
+  for (double t : yt) {
     o += fmt::format("<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\"/>\n", num(left), num(py(t)), num(left + pw));
     o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" stroke=\"none\" fill=\"#333\">{}</text>\n",
                      num(left - 6), num(py(t) + 4), formatNumber(t, 4));
@@ -156,8 +174,8 @@ std::string renderSvg(const Chart& c) {
                    num(top + ph / 2), xmlEscape(c.y_label));
 
   for (const auto& r : c.rules) {
+    if (r.vertical ? !std::isfinite(tx(r.at)) : !std::isfinite(ty(r.at))) continue;
     if (r.vertical) {
-      if (logx && !(r.at > 0)) continue;
       o += fmt::format("<line class=\"rule\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"#888\" "
                        "stroke-dasharray=\"4 3\"/>\n", num(px(r.at)), num(top), num(top + ph));
       o += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#666\">{}</text>\n", num(px(r.at) + 4), num(top + 12),
@@ -186,9 +204,9 @@ std::string renderSvg(const Chart& c) {
     if (s.lo.size() >= n && s.hi.size() >= n && n > 0) {
       std::string pts;
       for (size_t i = 0; i < n; ++i)
-        if (inside(s.x[i], s.y[i])) pts += fmt::format("{},{} ", num(px(s.x[i])), num(py(s.hi[i])));
+        if (inside(s.x[i], s.y[i]) && shown(s.x[i], s.hi[i])) pts += fmt::format("{},{} ", num(px(s.x[i])), num(py(s.hi[i])));
       for (size_t i = n; i-- > 0;)
-        if (inside(s.x[i], s.y[i])) pts += fmt::format("{},{} ", num(px(s.x[i])), num(py(s.lo[i])));
+        if (inside(s.x[i], s.y[i]) && shown(s.x[i], s.lo[i])) pts += fmt::format("{},{} ", num(px(s.x[i])), num(py(s.lo[i])));
       o += fmt::format("<polygon class=\"band\" points=\"{}\" fill=\"{}\" fill-opacity=\"0.18\" stroke=\"none\"/>\n",
                        pts, col);
     }
@@ -196,7 +214,9 @@ std::string renderSvg(const Chart& c) {
       double bw = std::max(1.0, pw / std::max<size_t>(1, n) * 0.7);
       for (size_t i = 0; i < n; ++i) {
         if (!inside(s.x[i], s.y[i])) continue;
-        double y0 = py(std::clamp(0.0, yr.lo, yr.hi)), y1 = py(s.y[i]);
+        // From 0 (the axis's foot on a log axis) to the value.
+        const double foot = logy ? std::pow(10.0, yr.lo) : std::clamp(0.0, yr.lo, yr.hi);
+        double y0 = py(foot), y1 = py(s.y[i]);
         o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"/>\n", num(px(s.x[i]) - bw / 2),
                          num(std::min(y0, y1)), num(bw), num(std::fabs(y1 - y0)), col);
       }
@@ -211,7 +231,7 @@ std::string renderSvg(const Chart& c) {
         pts.clear();
       };
       for (size_t i = 0; i < n; ++i) {
-        if (!std::isfinite(s.y[i]) || (logx && !(s.x[i] > 0))) {
+        if (!shown(s.x[i], s.y[i])) {
           flush();
           continue;
         }

@@ -40,11 +40,17 @@ struct Chart {
   std::string title;
   std::string x_label, y_label;
   bool log_x = false;  // positive x only
+  bool log_y = false;  // positive y only (a loss that spans decades); ticks at powers of 10
   std::optional<double> x_min, x_max, y_min, y_max;  // default: the data's range
   std::vector<Series> series;
   std::vector<Rule> rules;
   int width = 720, height = 420;
 };
+
+// A log y axis when the chart's finite values are positive and span two
+// decades or more (a training loss from 2.4 to 4e-8 reads only so), else a
+// linear one from 0.
+void logYIfDecades(Chart& chart);
 
 // The chart as an SVG document. Non-finite points are skipped.
 std::string renderSvg(const Chart& chart);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct NamedTable {
   std::string suffix;     // empty: <name>.csv; else <name>-<suffix>.csv
   plot::Table table;
   bool markdown = true;   // false: too long to read; CSV only, named in the Markdown
+  // The CSV's own rows where they differ from the page's: a tidy (long) form
+  // with full precision, one observation per row, for scripts. Default: the
+  // table above.
+  std::optional<plot::Table> csv = std::nullopt;
 };
 
 struct ProbeResult {

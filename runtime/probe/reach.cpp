@@ -32,6 +32,7 @@ ProbeResult runReach(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
   std::vector<int> lengths = probe.lengths;
   std::sort(lengths.begin(), lengths.end());
   std::vector<std::vector<double>> acc(models.size());  // [seed][length]
+  std::vector<std::vector<size_t>> right(models.size()), asked(models.size());  // [seed][length]: exact, posed
   for (size_t s = 0; s < models.size(); ++s) {
     models[s].model->eval();
     const eval::DecodeOptions options = eval::decodeOptionsFor(plan);
@@ -41,6 +42,8 @@ ProbeResult runReach(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
       int correct = 0;
       for (size_t i = 0; i < problems.size(); ++i) correct += eval::isCorrect(tokenizer, problems[i], generated[i]);
       acc[s].push_back(static_cast<double>(correct) / static_cast<double>(problems.size()));
+      right[s].push_back(static_cast<size_t>(correct));
+      asked[s].push_back(problems.size());
     }
   }
   ProbeResult r;
@@ -68,7 +71,14 @@ ProbeResult runReach(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
     for (double v : {mean.back(), mn, mx}) row.push_back(plot::formatNumber(100 * v));
     table.addRow(row);
   }
-  r.tables.push_back({"Accuracy by length", "", table, true});
+  // The CSV: one row per seed and length, accuracy as a fraction (accuracy.csv's form).
+  plot::Table tidy;
+  tidy.columns = {"seed", "digits", "correct", "problems", "accuracy"};
+  for (size_t s = 0; s < models.size(); ++s)
+    for (size_t i = 0; i < lengths.size(); ++i)
+      tidy.addRow({std::to_string(models[s].seed), std::to_string(lengths[i]), std::to_string(right[s][i]),
+                   std::to_string(asked[s][i]), fmt::format("{}", acc[s][i])});
+  r.tables.push_back({"Accuracy by length", "", table, true, tidy});
 
   plot::Table reach;
   reach.columns = {"model", fmt::format("reach (digits, accuracy >= {}%)", plot::formatNumber(100 * probe.threshold))};

@@ -50,7 +50,7 @@ void writeProbeResult(const fs::path& dir, const ProbeResult& r) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error(fmt::format("cannot create '{}': {}", dir.string(), ec.message()));
-  for (const NamedTable& t : r.tables) results::writeFileAtomic(dir / csvName(r, t), plot::toCsv(t.table));
+  for (const NamedTable& t : r.tables) results::writeFileAtomic(dir / csvName(r, t), plot::toCsv(t.csv ? *t.csv : t.table));
   results::writeFileAtomic(dir / (r.name + ".svg"), plot::renderSvg(r.chart));
   results::writeFileAtomic(dir / (r.name + ".md"), probeMarkdown(r));
 }

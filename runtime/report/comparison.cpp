@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
@@ -21,6 +22,30 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string pct(double v) { return fmt::format("{:.1f}", v); }
+
+// A fraction in [0, 1] with every digit a double holds (the CSVs' unit of
+// accuracy, as accuracy.csv's): shortest text that reads back the same.
+std::string fraction(double percent) { return fmt::format("{}", percent / 100.0); }
+
+// The plan's command-line settings, "train.lr=0.001" -> (train.lr, 0.001),
+// but the seeds (a column of their own).
+std::vector<std::pair<std::string, std::string>> givenSettings(const plan::ExperimentPlan& plan) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& o : plan.overrides) {
+    const size_t eq = o.find('=');
+    if (eq == std::string::npos) continue;
+    if (o.compare(0, eq, "train.seeds") == 0) continue;
+    out.emplace_back(o.substr(0, eq), o.substr(eq + 1));
+  }
+  return out;
+}
+
+// The identity of a run in its summary: experiment, preset and settings.
+void identify(RunSummary& r, const plan::ExperimentPlan& plan) {
+  r.experiment = plan.name;
+  r.preset = plan.preset;
+  r.settings = givenSettings(plan);
+}
 
 std::string relativeLink(const fs::path& target, const fs::path& base) {
   std::error_code ec;
@@ -74,6 +99,8 @@ std::vector<RunSummary> readDocumentRun(const fs::path& dir, const plan::Experim
     RunSummary r;
     r.dir = dir;
     r.variant = variant + " · " + t;
+    identify(r, plan);
+    r.task = t;
     r.train_max_digits = train;
     r.unit = "tokens";
     for (const auto& [key, counts] : tally[t]) r.records.push_back({key.first, key.second, counts.first, counts.second});
@@ -82,17 +109,32 @@ std::vector<RunSummary> readDocumentRun(const fs::path& dir, const plan::Experim
   return out;
 }
 
+// The folder's training loss; a damaged metrics.jsonl names the folder.
+std::vector<formats::LossPoint> readLoss(const fs::path& dir) {
+  try {
+    return formats::lossCurve(results::readFileText(dir / "metrics.jsonl").value_or(""));
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(fmt::format("'{}': {}", dir.string(), e.what()));
+  }
+}
+
 }  // namespace
 
 std::vector<RunSummary> readRun(const fs::path& dir) {
   const plan::ExperimentPlan plan = results::readRunPlan(dir);
-  if (auto protocol = results::readFileText(dir / "protocol.csv")) return readDocumentRun(dir, plan, *protocol);
+  if (auto protocol = results::readFileText(dir / "protocol.csv")) {
+    std::vector<RunSummary> tasks = readDocumentRun(dir, plan, *protocol);
+    const std::vector<formats::LossPoint> loss = readLoss(dir);
+    for (RunSummary& r : tasks) r.loss = loss;
+    return tasks;
+  }
   const auto csv = results::readFileText(dir / "accuracy.csv");
   if (!csv)
     throw std::runtime_error(fmt::format("'{}' has no accuracy.csv (the run did not finish a seed)", dir.string()));
   RunSummary r;
   r.dir = dir;
   r.variant = results::runVariant(plan);
+  identify(r, plan);
   r.train_max_digits = plan.task.train_max_digits;
   r.published = plan.eval.published;
   r.published_source = plan.eval.published_source;
@@ -101,6 +143,7 @@ std::vector<RunSummary> readRun(const fs::path& dir) {
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(fmt::format("'{}': {}", (dir / "accuracy.csv").string(), e.what()));
   }
+  r.loss = readLoss(dir);
   return {r};
 }
 
@@ -151,7 +194,8 @@ std::vector<VariantRow> compareRuns(const std::vector<RunSummary>& runs) {
   for (const RunSummary& run : runs) {
     auto it = std::find_if(rows.begin(), rows.end(), [&](const VariantRow& r) { return r.variant == run.variant; });
     if (it == rows.end()) {
-      rows.push_back({run.variant, {}, {}, {}, run.published, run.published_source, run.train_max_digits, run.unit});
+      rows.push_back({run.variant, run.experiment, run.preset, run.task, run.settings, {}, {}, {}, run.published,
+                      run.published_source, run.train_max_digits, run.unit});
       it = rows.end() - 1;
     }
     it->runs.push_back(run.dir);
@@ -216,6 +260,46 @@ plot::Chart reachChart(const std::vector<VariantRow>& rows, const std::string& t
   return chart;
 }
 
+plot::Chart lossChart(const std::vector<RunSummary>& runs, const std::string& title) {
+  // One line per variant (a document run's tasks share theirs): at each
+  // logged step, the mean loss over the seeds logged there.
+  std::vector<std::string> names;
+  std::map<std::string, std::map<double, std::pair<double, int>>> by_name;  // name -> step -> (sum, count)
+  std::map<std::string, std::set<std::pair<std::string, uint64_t>>> seen;   // name -> (folder, seed) counted
+  std::map<std::string, std::set<uint64_t>> seeds;
+  for (const RunSummary& run : runs) {
+    const std::string name = run.task.empty() ? run.variant : run.variant.substr(0, run.variant.rfind(" · "));
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    for (const formats::LossPoint& p : run.loss) {
+      if (!std::isfinite(p.loss)) continue;
+      // A document run's summaries repeat the folder's log once per task.
+      if (!seen[name].insert({run.dir.string() + "#" + std::to_string(p.step), p.seed}).second) continue;
+      auto& cell = by_name[name][p.step];
+      cell.first += p.loss;
+      cell.second += 1;
+      seeds[name].insert(p.seed);
+    }
+  }
+  plot::Chart c;
+  c.title = title;
+  c.x_label = "step";
+  c.y_label = "training loss, the mean over seeds";
+  for (const std::string& name : names) {
+    if (by_name[name].empty()) continue;
+    plot::Series s;
+    s.name = fmt::format("{} ({} seed{})", name, seeds[name].size(), seeds[name].size() == 1 ? "" : "s");
+    s.style = by_name[name].size() < 2 ? plot::Style::LineAndPoints : plot::Style::Line;
+    for (const auto& [step, sum] : by_name[name]) {
+      s.x.push_back(step);
+      s.y.push_back(sum.first / sum.second);
+    }
+    c.series.push_back(std::move(s));
+  }
+  plot::logYIfDecades(c);
+  c.width = 860;
+  return c;
+}
+
 ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::path& page_dir, const std::string& title) {
   const std::vector<VariantRow> rows = compareRuns(runs);
   for (const VariantRow& row : rows)
@@ -229,13 +313,31 @@ ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::pa
     for (const VariantCell& c : row.cells) lengths.insert(c.digits);
 
   ComparisonPage page;
-  // Long-format CSV for scripts.
-  plot::Table csv;
-  csv.columns = {"variant", tokens ? "length" : "digits", "seeds", "mean", "min", "max", "published_mean"};
+  // Long-format CSV for scripts: a row's identity as columns (experiment,
+  // preset, a document task, one column per setting any run was given),
+  // accuracy as a fraction with full precision, as accuracy.csv has it.
+  std::vector<std::string> setting_keys;
   for (const VariantRow& row : rows)
-    for (const VariantCell& c : row.cells)
-      csv.addRow({row.variant, std::to_string(c.digits), std::to_string(c.seeds), pct(c.mean), pct(c.min), pct(c.max),
-                  c.published_mean < 0 ? "" : pct(c.published_mean)});
+    for (const auto& [key, _] : row.settings)
+      if (std::find(setting_keys.begin(), setting_keys.end(), key) == setting_keys.end()) setting_keys.push_back(key);
+  plot::Table csv;
+  csv.columns = {"variant", "experiment", "preset"};
+  if (tokens) csv.columns.push_back("task");
+  csv.columns.insert(csv.columns.end(), setting_keys.begin(), setting_keys.end());
+  for (const char* c : {tokens ? "length" : "digits", "seeds", "mean", "min", "max", "published_mean"}) csv.columns.push_back(c);
+  for (const VariantRow& row : rows)
+    for (const VariantCell& c : row.cells) {
+      std::vector<std::string> cells = {row.variant, row.experiment, row.preset};
+      if (tokens) cells.push_back(row.task);
+      for (const std::string& key : setting_keys) {
+        auto it = std::find_if(row.settings.begin(), row.settings.end(), [&](const auto& kv) { return kv.first == key; });
+        cells.push_back(it == row.settings.end() ? "" : it->second);
+      }
+      for (const std::string& v : {std::to_string(c.digits), std::to_string(c.seeds), fraction(c.mean), fraction(c.min),
+                                   fraction(c.max), c.published_mean < 0 ? std::string() : fraction(c.published_mean)})
+        cells.push_back(v);
+      csv.addRow(cells);
+    }
   page.csv = plot::toCsv(csv);
 
   // The page's table: variants as rows, lengths as columns.
@@ -286,6 +388,7 @@ ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::pa
                            : ".\n\n";
   md += plot::toMarkdown(table) + "\n";
   md += "![reach](reach.svg)\n\n";
+  md += "Training loss of each variant, the mean over its seeds at each logged step:\n\n![training loss](loss.svg)\n\n";
   // The published tables, for variants whose source reports lengths this study did not test.
   std::string published;
   for (const VariantRow& row : rows) {
@@ -306,10 +409,12 @@ ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::pa
   page.markdown = md;
 
   page.reach_svg = plot::renderSvg(reachChart(rows, title + ": accuracy against length"));
+  page.loss_svg = plot::renderSvg(lossChart(runs, title + ": training loss"));
   auto image = [&](const std::string& src) -> std::optional<std::string> {
-    if (src != "reach.svg") return std::nullopt;
-    size_t start = page.reach_svg.find("<svg");
-    return start == std::string::npos ? std::nullopt : std::optional<std::string>(page.reach_svg.substr(start));
+    const std::string* svg = src == "reach.svg" ? &page.reach_svg : src == "loss.svg" ? &page.loss_svg : nullptr;
+    if (!svg) return std::nullopt;
+    size_t start = svg->find("<svg");
+    return start == std::string::npos ? std::nullopt : std::optional<std::string>(svg->substr(start));
   };
   page.html = htmlPage(title, markdownToHtml(md, image));
   return page;
@@ -318,6 +423,7 @@ ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::pa
 void writeComparison(const fs::path& page_dir, const ComparisonPage& page) {
   fs::create_directories(page_dir);
   results::writeFileAtomic(page_dir / "reach.svg", page.reach_svg);
+  results::writeFileAtomic(page_dir / "loss.svg", page.loss_svg);
   results::writeFileAtomic(page_dir / "comparison.csv", page.csv);
   results::writeFileAtomic(page_dir / "comparison.md", page.markdown);
   results::writeFileAtomic(page_dir / "comparison.html", page.html);

@@ -10,8 +10,9 @@
 // one row per task, "variant · task", its accuracy per prompt length pooled
 // over depths and distractor counts; addition and document runs are not
 // compared on one page. Written as comparison.md, a self-contained
-// comparison.html, comparison.csv (one row per variant and length) and
-// reach.svg. No LibTorch here.
+// comparison.html, comparison.csv (one row per variant and length),
+// reach.svg and loss.svg (each variant's training loss, the mean over its
+// seeds, overlaid). No LibTorch here.
 #pragma once
 
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "compiler/plan/plan.h"
+#include "runtime/formats/metrics_log.h"
 #include "runtime/plot/chart.h"
 #include "runtime/results/tables.h"
 
@@ -27,7 +29,13 @@ namespace posc::report {
 // One results folder.
 struct RunSummary {
   std::filesystem::path dir;
-  std::string variant;  // experiment[-preset]
+  std::string variant;  // experiment[-preset] (a study adds its grid point: "rope2d-mini [train.lr=0.001]")
+  std::string experiment, preset;  // the plan's name and preset ("" without one)
+  std::string task;                // a document run: the task of this summary; else ""
+  // The settings the run was given on the command line (`--set`, a study's
+  // grid point), in the plan's order, as (key, value); train.seeds left out.
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::vector<formats::LossPoint> loss;  // metrics.jsonl's training loss, every seed of the folder
   std::vector<results::LengthAccuracy> records;
   std::vector<plan::PublishedAccuracy> published;
   std::string published_source;
@@ -57,6 +65,8 @@ struct VariantCell {
 
 struct VariantRow {
   std::string variant;
+  std::string experiment, preset, task;
+  std::vector<std::pair<std::string, std::string>> settings;  // of the row's first run
   std::vector<std::filesystem::path> runs;  // one per results folder, in the order given
   std::vector<uint64_t> seeds;
   std::vector<VariantCell> cells;  // ascending digits
@@ -71,6 +81,7 @@ std::vector<VariantRow> compareRuns(const std::vector<RunSummary>& runs);
 
 struct ComparisonPage {
   std::string markdown, html, csv, reach_svg;
+  std::string loss_svg;  // the runs' training loss, overlaid: loss.svg
 };
 
 // Links to the runs are written relative to `page_dir`. Throws
@@ -82,7 +93,12 @@ ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const std::f
 // with the min-max band over seeds).
 plot::Chart reachChart(const std::vector<VariantRow>& rows, const std::string& title);
 
-// Writes comparison.{md,html,csv} and reach.svg into `page_dir` atomically.
+// The loss chart: one line per variant (a document run's tasks share one), at
+// each logged step the mean training loss over the seeds logged there, on a
+// log axis when the losses span two decades or more.
+plot::Chart lossChart(const std::vector<RunSummary>& runs, const std::string& title);
+
+// Writes comparison.{md,html,csv}, reach.svg and loss.svg into `page_dir` atomically.
 void writeComparison(const std::filesystem::path& page_dir, const ComparisonPage& page);
 
 }  // namespace posc::report

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -160,22 +161,92 @@ figure {{ margin: 1em 0; }}
                      plot::xmlEscape(title), body_html);
 }
 
-plot::Chart trainingCurve(const std::string& metrics_jsonl, const std::string& title) {
-  std::map<uint64_t, plot::Series> by_seed;
-  for (const formats::LossPoint& point : formats::lossCurve(metrics_jsonl)) {
-    plot::Series& s = by_seed[point.seed];
-    s.name = fmt::format("seed {}", point.seed);
-    s.style = plot::Style::Line;
-    s.x.push_back(point.step);
-    s.y.push_back(point.loss);
+namespace {
+
+// Line charts draw nothing for a series of one point: show it as a point.
+void showSinglePoints(plot::Chart& c) {
+  for (plot::Series& s : c.series)
+    if (s.x.size() < 2) s.style = plot::Style::LineAndPoints;
+}
+
+// "20" -> "20 digits"; another key ("retrieval 128") as it is.
+std::string evalSeriesName(const std::string& key) {
+  const bool digits = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
+  return digits ? key + " digits" : key;
+}
+
+// Keys that are lengths in digits ascending, the others after them by name.
+bool evalKeyBefore(const std::string& a, const std::string& b) {
+  const bool da = a.find_first_not_of("0123456789") == std::string::npos && !a.empty();
+  const bool db = b.find_first_not_of("0123456789") == std::string::npos && !b.empty();
+  if (da != db) return da;
+  if (da) return a.size() != b.size() ? a.size() < b.size() : a < b;
+  return a < b;
+}
+
+}  // namespace
+
+TrainingCharts trainingCharts(const std::string& metrics_jsonl, const std::string& name) {
+  const formats::MetricsLog log = formats::readMetricsLog(metrics_jsonl);
+  std::map<uint64_t, plot::Series> loss, lr, speed;
+  for (const formats::TrainPoint& p : log.train) {
+    for (auto* by_seed : {&loss, &lr, &speed}) {
+      plot::Series& s = (*by_seed)[p.seed];
+      s.name = fmt::format("seed {}", p.seed);
+      s.style = plot::Style::Line;
+    }
+    // A non-finite loss is a gap in the line.
+    loss[p.seed].x.push_back(p.step), loss[p.seed].y.push_back(p.loss);
+    if (std::isfinite(p.lr)) lr[p.seed].x.push_back(p.step), lr[p.seed].y.push_back(p.lr);
+    if (std::isfinite(p.tokens_per_s)) speed[p.seed].x.push_back(p.step), speed[p.seed].y.push_back(p.tokens_per_s);
   }
-  plot::Chart c;
-  c.title = title;
-  c.x_label = "step";
-  c.y_label = "training loss (cross-entropy on answer tokens)";
-  c.y_min = 0;
-  for (auto& [_, s] : by_seed) c.series.push_back(s);
-  return c;
+  TrainingCharts t;
+  auto chart = [&](plot::Chart& c, std::map<uint64_t, plot::Series>& series, const std::string& title,
+                   const std::string& y_label, int height) {
+    c.title = name + ": " + title;
+    c.x_label = "step";
+    c.y_label = y_label;
+    c.height = height;
+    for (auto& [_, s] : series)
+      if (!s.x.empty()) c.series.push_back(s);
+    showSinglePoints(c);
+  };
+  chart(t.loss, loss, "training loss", "training loss (cross-entropy on answer tokens)", 420);
+  plot::logYIfDecades(t.loss);
+  chart(t.lr, lr, "learning rate", "learning rate", 300);
+  t.lr.y_min = 0;
+  chart(t.throughput, speed, "throughput", "training tokens per second", 300);
+  t.throughput.y_min = 0;
+
+  if (!log.evals.empty()) {
+    // key -> step -> (sum over seeds, seeds)
+    std::map<std::string, std::map<double, std::pair<double, int>>> acc;
+    for (const formats::EvalPoint& e : log.evals) {
+      auto& cell = acc[e.name][e.step];
+      cell.first += e.accuracy;
+      cell.second += 1;
+    }
+    std::vector<std::string> keys;
+    for (const auto& [key, _] : acc) keys.push_back(key);
+    std::sort(keys.begin(), keys.end(), evalKeyBefore);
+    plot::Chart& c = t.accuracy.emplace();
+    c.title = name + ": accuracy during training";
+    c.x_label = "step";
+    c.y_label = "accuracy (%), the mean over seeds";
+    c.y_min = 0;
+    c.y_max = 100;
+    for (const std::string& key : keys) {
+      plot::Series s;
+      s.name = evalSeriesName(key);
+      for (const auto& [step, sum] : acc[key]) {
+        s.x.push_back(step);
+        s.y.push_back(100.0 * sum.first / sum.second);
+      }
+      c.series.push_back(std::move(s));
+    }
+    showSinglePoints(c);
+  }
+  return t;
 }
 
 Report buildReport(const fs::path& run) {
@@ -184,7 +255,11 @@ Report buildReport(const fs::path& run) {
   Report r;
   const std::string metrics = results::readFileText(run / "metrics.jsonl").value_or("");
   try {
-    r.training_svg = plot::renderSvg(trainingCurve(metrics, name + ": training loss"));
+    TrainingCharts charts = trainingCharts(metrics, name);
+    r.figures.push_back({"training.svg", plot::renderSvg(charts.loss)});
+    r.figures.push_back({"training-lr.svg", plot::renderSvg(charts.lr)});
+    r.figures.push_back({"training-throughput.svg", plot::renderSvg(charts.throughput)});
+    if (charts.accuracy) r.figures.push_back({"training-accuracy.svg", plot::renderSvg(*charts.accuracy)});
   } catch (const std::runtime_error& e) {
     throw std::runtime_error(fmt::format("'{}': {}", run.string(), e.what()));
   }
@@ -196,7 +271,11 @@ Report buildReport(const fs::path& run) {
                       "with the same command continues it.\n\n",
                       results::describeStatus(*status));
   md += fmt::format("## Plan\n\n```\n{}```\n\n", plan_text);
-  md += "## Training curve\n\n![training loss](training.svg)\n\n";
+  md += "## Training curve\n\n![training loss](training.svg)\n\n![learning rate](training-lr.svg)\n\n"
+        "![throughput](training-throughput.svg)\n\n";
+  if (r.figures.size() > 3)
+    md += "## Accuracy during training\n\nEvery `eval.every` steps, as `metrics.jsonl` records it.\n\n"
+          "![accuracy during training](training-accuracy.svg)\n\n";
   if (auto summary = results::readFileText(run / "summary.md")) {
     std::string body = *summary;
     // Demote the summary's own headings under "Accuracy".
@@ -231,7 +310,8 @@ Report buildReport(const fs::path& run) {
 
   auto image = [&](const std::string& src) -> std::optional<std::string> {
     if (src.size() < 4 || src.substr(src.size() - 4) != ".svg" || src.find("..") != std::string::npos) return std::nullopt;
-    if (src == "training.svg") return r.training_svg;
+    for (const Figure& f : r.figures)
+      if (src == f.file) return f.svg.substr(f.svg.find("<svg"));
     auto svg = results::readFileText(run / src);
     if (!svg) return std::nullopt;
     size_t start = svg->find("<svg");
@@ -242,7 +322,7 @@ Report buildReport(const fs::path& run) {
 }
 
 void writeReport(const fs::path& run_dir, const Report& r) {
-  results::writeFileAtomic(run_dir / "training.svg", r.training_svg);
+  for (const Figure& f : r.figures) results::writeFileAtomic(run_dir / f.file, f.svg);
   results::writeFileAtomic(run_dir / "report.md", r.markdown);
   results::writeFileAtomic(run_dir / "report.html", r.html);
 }

@@ -1,6 +1,6 @@
 // `posc report RUN_DIR`: one page for a finished run, as Markdown and as a
 // self-contained HTML file (every SVG inlined, no scripts, no external files),
-// with the plan, the training curve, the accuracy table and every probe.
+// with the plan, the training curves, the accuracy table and every probe.
 //
 // The page is assembled from the files of the results folder (plan.txt,
 // metrics.jsonl, summary.md, probes/*.md and *.svg), so it can be rebuilt at
@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/plot/chart.h"
 
@@ -27,21 +28,33 @@ std::string markdownToHtml(const std::string& markdown,
 // the shell of report.html and of the comparison page.
 std::string htmlPage(const std::string& title, const std::string& body_html);
 
-// Training loss against step, one series per seed, from metrics.jsonl lines
-// (records without a loss, such as evaluations, are not on it). Throws
-// std::runtime_error naming the line when a line is not a JSON record.
-plot::Chart trainingCurve(const std::string& metrics_jsonl, const std::string& title);
+// The charts of a run's training, from its metrics.jsonl, one series per
+// seed (a seed logged once is drawn as a point): the training loss (on a log
+// axis when it spans two decades or more), the learning rate, the
+// throughput, and, where the run evaluated during training (`eval.every`),
+// accuracy against step, one series per test length (the mean over seeds).
+// Throws std::runtime_error naming the line when a line is not a record.
+struct TrainingCharts {
+  plot::Chart loss, lr, throughput;
+  std::optional<plot::Chart> accuracy;
+};
+TrainingCharts trainingCharts(const std::string& metrics_jsonl, const std::string& name);
+
+// A figure of the page: its file name in the run folder and its SVG.
+struct Figure {
+  std::string file, svg;
+};
 
 struct Report {
-  std::string markdown;  // report.md, images relative to the run folder
-  std::string html;      // report.html, self-contained
-  std::string training_svg;
+  std::string markdown;         // report.md, images relative to the run folder
+  std::string html;             // report.html, self-contained
+  std::vector<Figure> figures;  // training.svg, training-lr.svg, ...
 };
 
 // Throws std::runtime_error when `run_dir` is not a results folder.
 Report buildReport(const std::filesystem::path& run_dir);
 
-// Writes report.md, report.html and training.svg into the run folder atomically.
+// Writes report.md, report.html and the figures into the run folder atomically.
 void writeReport(const std::filesystem::path& run_dir, const Report& report);
 
 }  // namespace posc::report

@@ -154,7 +154,7 @@ void markFolder(const fs::path& dir) {
 void removeRunOutputs(const fs::path& dir) {
   std::error_code ec;
   for (const char* name : {"metrics.jsonl", "accuracy.csv", "summary.md", "status.json", "report.md", "report.html",
-                           "training.svg"})
+                           "training.svg", "training-lr.svg", "training-throughput.svg", "training-accuracy.svg"})
     fs::remove(dir / name, ec);
   static const std::regex probe_output(R"([^.].*\.(csv|svg|md))");
   removeMatching(dir / "probes", probe_output);

@@ -20,35 +20,10 @@ namespace {
 int run(const std::string& args, const fs::path& log) { return posc::testing::runPoscLogged(args, log); }
 
 // RFC 4180 rows (a requirement's text holds commas and is quoted).
-std::vector<std::vector<std::string>> csv(const fs::path& p) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(readFile(p));
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> cells(1);
-    bool quoted = false;
-    for (size_t i = 0; i < line.size(); ++i) {
-      const char c = line[i];
-      if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        cells.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = !quoted;
-      } else if (c == ',' && !quoted) {
-        cells.emplace_back();
-      } else {
-        cells.back() += c;
-      }
-    }
-    rows.push_back(cells);
-  }
-  return rows;
-}
+std::vector<std::vector<std::string>> csv(const fs::path& p) { return posc::testing::readCsv(p); }
 
 size_t column(const std::vector<std::string>& header, const std::string& name) {
-  for (size_t i = 0; i < header.size(); ++i)
-    if (header[i] == name) return i;
-  ADD_FAILURE() << "no column " << name;
-  return 0;
+  return posc::testing::csvColumn(header, name);
 }
 
 // The Wilson score interval's lower bound at z = 1.96, from its textbook
@@ -151,18 +126,20 @@ TEST(DocumentRun, WritesTheProtocolAndItsVerdictsAndExitsThreeWhenACriterionIsNo
   EXPECT_NE(readFile(out / "report.md").find("Evidence mass"), std::string::npos);
   const auto compared = csv(page / "comparison.csv");
   ASSERT_EQ(compared.size(), 5u) << readFile(page / "comparison.csv");  // 2 tasks x 2 lengths
-  EXPECT_EQ(compared[0][1], "length");
+  const std::vector<std::string>& ch = compared[0];
+  EXPECT_EQ(ch[column(ch, "task") + 1], "length");
   for (size_t i = 1; i < compared.size(); ++i) {
-    const std::string task = compared[i][0].substr(compared[i][0].rfind(' ') + 1);
-    EXPECT_EQ(compared[i][0], "documents_tiny · " + task);
+    const std::string task = compared[i][column(ch, "task")];
+    EXPECT_EQ(compared[i][column(ch, "variant")], "documents_tiny · " + task);
+    EXPECT_EQ(compared[i][column(ch, "experiment")], "documents_tiny");
     int correct_sum = 0, documents_sum = 0;
     for (size_t r = 1; r < rows.size(); ++r)
-      if (rows[r][column(header, "task")] == task && rows[r][length] == compared[i][1]) {
+      if (rows[r][column(header, "task")] == task && rows[r][length] == compared[i][column(ch, "length")]) {
         correct_sum += std::stoi(rows[r][correct]);
         documents_sum += std::stoi(rows[r][documents]);
       }
     ASSERT_EQ(documents_sum, 24);
-    EXPECT_NEAR(std::stod(compared[i][3]), 100.0 * correct_sum / documents_sum, 0.051) << compared[i][0];
+    EXPECT_DOUBLE_EQ(std::stod(compared[i][column(ch, "mean")]), double(correct_sum) / documents_sum) << compared[i][0];
   }
 }
 

@@ -43,18 +43,18 @@ std::map<int, double> accuracyByLength(const fs::path& run) {
   return out;
 }
 
-// digits -> seed 0's exact match (%) from a reach probe's reach.csv.
+// digits -> seed 0's exact match (%) from a reach probe's reach.csv (one row
+// per seed and length, accuracy as a fraction).
 std::map<int, double> reachByLength(const fs::path& csv) {
   std::map<int, double> out;
-  std::istringstream in(readFile(csv));
-  std::string line;
-  std::getline(in, line);
-  EXPECT_EQ(line.rfind("digits,seed 0 (%),", 0), 0u) << line;
-  while (std::getline(in, line)) {
-    int digits = 0;
-    double seed0 = -1;
-    EXPECT_EQ(std::sscanf(line.c_str(), "%d,%lf", &digits, &seed0), 2) << line;
-    out[digits] = seed0;
+  const auto rows = posc::testing::readCsv(csv);
+  if (rows.empty()) return out;
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"seed", "digits", "correct", "problems", "accuracy"}));
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i].size() != 5 || rows[i][0] != "0") continue;
+    const double accuracy = std::stod(rows[i][4]);
+    EXPECT_DOUBLE_EQ(accuracy, std::stod(rows[i][2]) / std::stod(rows[i][3])) << i;
+    out[std::stoi(rows[i][1])] = 100.0 * accuracy;
   }
   return out;
 }

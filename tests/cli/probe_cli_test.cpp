@@ -117,9 +117,10 @@ TEST_F(ProbeRun, DeclaredProbesRunAfterTrainingAndWriteTheirArtefacts) {
   ASSERT_EQ(run_status, 0) << readFile(dir / "run.log");
   for (const std::string& p : kProbes)
     for (const char* ext : {".csv", ".md", ".svg"}) EXPECT_TRUE(fs::exists(dir / "run" / "probes" / (p + ext))) << p << ext;
-  // Every Markdown table is its CSV, cell for cell.
+  // Every Markdown table is its CSV, cell for cell (but reach's, whose CSV is
+  // the tidy form: checked below).
   const std::vector<std::pair<std::string, std::string>> tables = {
-      {"reach", "### Accuracy by length"},         {"sink_share", "### Mean separator share"},
+      {"sink_share", "### Mean separator share"},
       {"kernel", "### Kernel summary"},            {"bands", "### Band contributions"},
       {"teacher_forced", "### Wrong decisions by answer place"},
       {"stop", "### Stop decisions and the stop head"}};
@@ -156,16 +157,18 @@ TEST_F(ProbeRun, DeclaredProbesRunAfterTrainingAndWriteTheirArtefacts) {
       EXPECT_NEAR(sum, 1.0, 5e-3) << i;  // five cells rounded to 3 significant digits
     }
   }
-  // Reach: one row per length, seed columns, mean within [min, max].
+  // Reach: one row per seed and length, correct of problems as a full-precision fraction.
   auto reach = parseCsv(readFile(dir / "run" / "probes" / "reach.csv"));
-  ASSERT_EQ(reach.size(), 4u);
-  EXPECT_EQ(reach[0], (std::vector<std::string>{"digits", "seed 0 (%)", "seed 1 (%)", "mean (%)", "min (%)", "max (%)"}));
+  ASSERT_EQ(reach.size(), 1u + 2 * 3);  // seeds x lengths
+  EXPECT_EQ(reach[0], (std::vector<std::string>{"seed", "digits", "correct", "problems", "accuracy"}));
   for (size_t i = 1; i < reach.size(); ++i) {
-    double s0 = std::stod(reach[i][1]), s1 = std::stod(reach[i][2]), mean = std::stod(reach[i][3]);
-    EXPECT_NEAR(mean, (s0 + s1) / 2, 0.01);
-    EXPECT_DOUBLE_EQ(std::stod(reach[i][4]), std::min(s0, s1));
-    EXPECT_DOUBLE_EQ(std::stod(reach[i][5]), std::max(s0, s1));
+    EXPECT_EQ(reach[i][0], i <= 3 ? "0" : "1");
+    EXPECT_EQ(std::stod(reach[i][4]), std::stod(reach[i][2]) / std::stod(reach[i][3])) << i;
   }
+  // Its page keeps the wide table in percent: seeds as columns, mean within [min, max].
+  const std::string reach_md = readFile(dir / "run" / "probes" / "reach.md");
+  EXPECT_NE(reach_md.find("| digits | seed 0 (%) | seed 1 (%) | mean (%) | min (%) | max (%) |"), std::string::npos)
+      << reach_md;
   // Kernel: the sweep covers the declared offsets for each seed.
   auto curve = parseCsv(readFile(dir / "run" / "probes" / "kernel-curve.csv"));
   EXPECT_EQ(curve.size(), 1u + 2u * 101u);
@@ -237,11 +240,14 @@ TEST_F(ProbeRun, ProbeCallFromTheCommandLineRunsInPlaceOfTheDeclaredOne) {
                     dir / "call.log"), 0) << readFile(dir / "call.log");
   EXPECT_EQ(readFile(run / "probes" / "reach.csv"), declared);
   const auto rows = parseCsv(readFile(out / "reach.csv")), declared_rows = parseCsv(declared);
-  ASSERT_EQ(rows.size(), 3u) << readFile(out / "reach.csv");
+  ASSERT_EQ(rows.size(), 1u + 2 * 2) << readFile(out / "reach.csv");  // seeds x lengths
   EXPECT_EQ(rows[0], declared_rows[0]);
-  EXPECT_EQ(rows[1][0], "3");
-  EXPECT_EQ(rows[2][0], "4");
-  const auto three = std::find_if(declared_rows.begin(), declared_rows.end(), [](const auto& r) { return r[0] == "3"; });
+  EXPECT_EQ(rows[1][1], "3");
+  EXPECT_EQ(rows[2][1], "4");
+  EXPECT_EQ(rows[1][3], "10");  // problems
+  // Seed 0 at 3 digits: the declared probe's row, figure for figure.
+  const auto three = std::find_if(declared_rows.begin(), declared_rows.end(),
+                                  [](const auto& r) { return r[0] == "0" && r[1] == "3"; });
   ASSERT_NE(three, declared_rows.end());
   EXPECT_EQ(rows[1], *three);
   EXPECT_NE(readFile(out / "reach.md").find("accuracy at [3 4] digits"), std::string::npos) << readFile(out / "reach.md");
@@ -294,10 +300,13 @@ TEST_F(ProbeRun, ReportIsOneSelfContainedPageThatRendersItsPlots) {
   ASSERT_EQ(runPosc("report '" + run.string() + "'", dir / "report.log"), 0) << readFile(dir / "report.log");
   const std::string html = readFile(run / "report.html");
   const std::string md = readFile(run / "report.md");
-  // Training curve plus one chart per probe, inlined; nothing loaded from outside.
+  // Training loss, learning rate and throughput plus one chart per probe,
+  // inlined; nothing loaded from outside.
   size_t svgs = 0;
   for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++svgs;
-  EXPECT_EQ(svgs, 1 + kProbes.size());
+  EXPECT_EQ(svgs, 3 + kProbes.size());
+  for (const char* figure : {"training.svg", "training-lr.svg", "training-throughput.svg"})
+    EXPECT_TRUE(fs::exists(run / figure)) << figure;
   EXPECT_EQ(html.find("<img"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   for (const char* part : {"## Plan", "## Training curve", "## Accuracy", "Reach: exact-match accuracy", "Kernel:",

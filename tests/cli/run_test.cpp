@@ -21,19 +21,7 @@ int run(const std::string& args, const fs::path& log) {
   return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
 }
 
-std::vector<std::vector<std::string>> csv(const fs::path& p) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(readFile(p));
-  std::string line;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream ls(line);
-    std::string cell;
-    while (std::getline(ls, cell, ',')) cells.push_back(cell);
-    rows.push_back(cells);
-  }
-  return rows;
-}
+std::vector<std::vector<std::string>> csv(const fs::path& p) { return posc::testing::readCsv(p); }
 
 }  // namespace
 

@@ -78,17 +78,24 @@ TEST(StudyCli, RunsEveryVariantAndSeedThenWritesTheComparisonPage) {
 
   // The comparison's cells are the mean, min and max of the runs' accuracy.csv.
   const Measured measured = readRuns(study);
-  std::istringstream csv(readFile(study / "comparison.csv"));
-  std::string line;
-  std::getline(csv, line);
-  EXPECT_EQ(line, "variant,digits,seeds,mean,min,max,published_mean");
+  // One row per variant and length: its identity as columns, a column per
+  // setting the runs were given, accuracy as a fraction (accuracy.csv's unit).
+  const auto csv = posc::testing::readCsv(study / "comparison.csv");
+  ASSERT_FALSE(csv.empty());
+  const std::vector<std::string>& header = csv[0];
+  EXPECT_EQ(header, (std::vector<std::string>{"variant", "experiment", "preset", "train.steps", "model.width",
+                                              "task.test_digits", "task.problems_per_length", "digits", "seeds",
+                                              "mean", "min", "max", "published_mean"}));
+  auto cell = [&](size_t row, const char* name) { return csv[row][posc::testing::csvColumn(header, name)]; };
   int rows = 0;
-  while (std::getline(csv, line)) {
-    char variant[64] = {};
-    int digits = 0, seeds = 0;
-    double mean = 0, lo = 0, hi = 0;
-    ASSERT_EQ(std::sscanf(line.c_str(), "%63[^,],%d,%d,%lf,%lf,%lf", variant, &digits, &seeds, &mean, &lo, &hi), 6)
-        << line;
+  for (size_t i = 1; i < csv.size(); ++i) {
+    ASSERT_EQ(csv[i].size(), header.size());
+    const std::string variant = cell(i, "variant");
+    EXPECT_EQ(variant, cell(i, "experiment") + "-small");
+    EXPECT_EQ(cell(i, "preset"), "small");
+    EXPECT_EQ(cell(i, "train.steps"), "12");
+    EXPECT_EQ(cell(i, "task.test_digits"), "[2,4]");
+    const int digits = std::stoi(cell(i, "digits"));
     const auto& by_seed = measured.at(variant).at(digits);
     double sum = 0, mn = 1e9, mx = -1e9;
     for (const auto& [_, v] : by_seed) {
@@ -96,10 +103,10 @@ TEST(StudyCli, RunsEveryVariantAndSeedThenWritesTheComparisonPage) {
       mn = std::min(mn, v);
       mx = std::max(mx, v);
     }
-    EXPECT_EQ(seeds, 2);
-    EXPECT_NEAR(mean, sum / by_seed.size(), 0.051) << line;
-    EXPECT_NEAR(lo, mn, 0.051) << line;
-    EXPECT_NEAR(hi, mx, 0.051) << line;
+    EXPECT_EQ(cell(i, "seeds"), "2");
+    EXPECT_NEAR(std::stod(cell(i, "mean")), sum / by_seed.size() / 100.0, 1e-12) << variant;
+    EXPECT_NEAR(std::stod(cell(i, "min")), mn / 100.0, 1e-12) << variant;
+    EXPECT_NEAR(std::stod(cell(i, "max")), mx / 100.0, 1e-12) << variant;
     ++rows;
   }
   EXPECT_EQ(rows, 4);  // 2 variants x 2 lengths
@@ -109,7 +116,12 @@ TEST(StudyCli, RunsEveryVariantAndSeedThenWritesTheComparisonPage) {
   EXPECT_EQ(count(svg, "data-name=\"rope2d_decay-small\""), 1u);
   EXPECT_EQ(count(svg, "data-name=\"rope2d_decay_sink-small\""), 1u);
   EXPECT_EQ(count(svg, "class=\"band\""), 2u);
+  // The loss overlay: one line per variant, the mean over its two seeds.
+  const std::string loss = readFile(study / "loss.svg");
+  EXPECT_EQ(count(loss, "class=\"series\""), 2u);
+  EXPECT_EQ(count(loss, "data-name=\"rope2d_decay-small (2 seeds)\""), 1u) << loss;
   const std::string md = readFile(study / "comparison.md");
+  EXPECT_NE(md.find("![training loss](loss.svg)"), std::string::npos);
   EXPECT_NE(md.find("](seed0/rope2d_decay-small/report.html)"), std::string::npos) << md;
   EXPECT_TRUE(fs::exists(study / "seed1" / "rope2d_decay_sink-small" / "report.html"));
 
@@ -163,7 +175,7 @@ TEST(StudyCli, RunsEveryVariantAndSeedThenWritesTheComparisonPage) {
       ++column;
     }
   }
-  EXPECT_EQ(count(rendered, "class=\"series\""), 2u);
+  EXPECT_EQ(count(rendered, "class=\"series\""), 4u);  // reach and loss, a line per variant each
 
   sh("cd '" + study.string() + "' && timeout 120 chromium " + flags + "--screenshot='" + png.string() +
      "' --window-size=1000,1400 'file://" + (study / "comparison.html").string() + "' >>chromium.log 2>&1");

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace posc::testing {
 
@@ -30,6 +31,40 @@ inline std::filesystem::path scratchDir(const std::string& name) {
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
+}
+
+// A CSV file as rows of cells, RFC 4180 quoting undone ("a,b" is one cell,
+// "" inside quotes one quote); the header is row 0.
+inline std::vector<std::vector<std::string>> readCsv(const std::filesystem::path& p) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(readFile(p));
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cells.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ',' && !quoted) {
+        cells.emplace_back();
+      } else {
+        cells.back() += c;
+      }
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// The index of the header's column `name` (a test failure where there is none).
+inline size_t csvColumn(const std::vector<std::string>& header, const std::string& name) {
+  for (size_t i = 0; i < header.size(); ++i)
+    if (header[i] == name) return i;
+  ADD_FAILURE() << "no column " << name;
+  return 0;
 }
 
 }  // namespace posc::testing

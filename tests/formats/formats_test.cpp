@@ -2,7 +2,9 @@
 // files: what they accept, what they refuse, and the status round trip.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -84,6 +86,31 @@ TEST(MetricsLog, LossPointsSkipEvaluationsAndNullLossesAndNameADamagedLine) {
   EXPECT_THROW(lossCurve("{\"seed\":0,\"step\":1,\"loss\":\"low\"}\n"), std::runtime_error);
   EXPECT_EQ(firstDamagedLine({"{}", "{\"a\":1}"}), std::nullopt);
   EXPECT_EQ(firstDamagedLine({"{}", "[1]", "x"}), 2u);
+}
+
+TEST(MetricsLog, EveryRecordWithItsLearningRateThroughputAndEvaluations) {
+  const std::string log =
+      "{\"seed\":0,\"step\":50,\"loss\":2.5,\"lr\":5e-05,\"tokens_per_s\":5200.0}\n"
+      "{\"seed\":0,\"step\":100,\"eval\":{\"20\":0.25,\"10\":1}}\n"
+      "{\"seed\":1,\"step\":50,\"loss\":null}\n"
+      "{\"note\":\"no seed: not a record of the run\"}\n";
+  const MetricsLog m = readMetricsLog(log);
+  ASSERT_EQ(m.train.size(), 2u);
+  EXPECT_EQ(m.train[0].lr, 5e-05);
+  EXPECT_EQ(m.train[0].tokens_per_s, 5200.0);
+  EXPECT_TRUE(std::isnan(m.train[1].loss));
+  EXPECT_TRUE(std::isnan(m.train[1].lr));
+  ASSERT_EQ(m.evals.size(), 2u);
+  std::map<std::string, double> at100;
+  for (const EvalPoint& e : m.evals) {
+    EXPECT_EQ(e.seed, 0u);
+    EXPECT_EQ(e.step, 100);
+    at100[e.name] = e.accuracy;
+  }
+  EXPECT_EQ(at100, (std::map<std::string, double>{{"10", 1.0}, {"20", 0.25}}));
+  EXPECT_THROW(readMetricsLog("{\"seed\":0,\"step\":1,\"loss\":1,\"lr\":\"high\"}\n"), std::runtime_error);
+  EXPECT_THROW(readMetricsLog("{\"seed\":0,\"step\":1,\"eval\":{\"10\":\"all\"}}\n"), std::runtime_error);
+  EXPECT_THROW(readMetricsLog("{\"seed\":0,\"step\":1,\"eval\":[1]}\n"), std::runtime_error);
 }
 
 std::string safetensors(const std::string& header, size_t data_bytes) {

@@ -93,5 +93,32 @@ TEST(Chart, LogAxisSkipsNonPositiveAndGapsSplitLines) {
   EXPECT_NE(svg.find(">1000<"), std::string::npos);  // a decade tick label
 }
 
+// A log y axis: a loss from 2.4 down to 4e-8 gets one tick per decade,
+// each point sits at its decade's height (hand-computed from the plot area's
+// pixels), and a zero loss, which the axis cannot show, splits the line.
+TEST(Chart, LogYAxisPlacesDecadesEvenlyAndSkipsNonPositive) {
+  Chart c;
+  c.log_y = true;
+  c.width = 400;
+  c.height = 300;
+  Series loss;
+  loss.name = "loss";
+  loss.style = Style::Line;
+  loss.x = {0, 1, 2, 3, 4};
+  loss.y = {1, 1e-2, 0, 1e-4, 1e-8};
+  c.series = {loss};
+  const std::string svg = renderSvg(c);
+  for (const char* tick : {">1<", ">0.0001<", ">1e-08<"}) EXPECT_NE(svg.find(tick), std::string::npos) << tick;
+  EXPECT_EQ(svg.find(">0.5<"), std::string::npos);  // no linear ticks
+  size_t lines = 0;
+  for (size_t p = svg.find("<polyline"); p != std::string::npos; p = svg.find("<polyline", p + 1)) ++lines;
+  EXPECT_EQ(lines, 2u);
+  // Untitled: the plot area runs from y = 20 (10^0) to y = 300 - 52 = 248 (10^-8),
+  // so 10^-2 is a quarter of the way down: 20 + 228 / 4 = 77.
+  EXPECT_NE(svg.find(",20.00 "), std::string::npos) << svg;
+  EXPECT_NE(svg.find(",77.00\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find(",248.00\""), std::string::npos) << svg;
+}
+
 }  // namespace
 }  // namespace posc::plot

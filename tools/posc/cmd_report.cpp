@@ -20,14 +20,17 @@ const char* kReportHelp = R"(usage: posc report RUN_DIR
        posc report DIR... [--out PAGE_DIR]
 
 With one results folder: assembles RUN_DIR/report.md and RUN_DIR/report.html
-(self-contained: the SVG plots are inlined) from plan.txt, the training curve
-from metrics.jsonl (also written as training.svg), summary.md and probes/*.
+(self-contained: the SVG plots are inlined) from plan.txt, the training curves
+from metrics.jsonl (loss, learning rate, throughput and, where the run
+evaluated during training, accuracy; also written as training*.svg),
+summary.md and probes/*.
 
 With several results folders, or a folder holding runs (a `posc study`
 folder): the comparison page, variants as rows and test lengths as columns
 (mean and min-max over seeds, the published figures beside them), a reach
 chart with one line and band per variant, and links to each run's report
-(written too): PAGE_DIR/comparison.{md,html,csv} and reach.svg. PAGE_DIR
+(written too): PAGE_DIR/comparison.{md,html,csv}, reach.svg and loss.svg
+(each variant's training loss, the mean over its seeds). PAGE_DIR
 defaults to the folder given when there is one.
 )";
 
