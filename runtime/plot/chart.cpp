@@ -90,6 +90,11 @@ std::vector<double> logTicks(double lo, double hi) {
 
 }  // namespace
 
+void showSinglePoints(Chart& c) {
+  for (Series& s : c.series)
+    if (s.x.size() < 2) s.style = Style::LineAndPoints;
+}
+
 void logYIfDecades(Chart& c) {
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   for (const Series& s : c.series)

@@ -52,6 +52,10 @@ struct Chart {
 // linear one from 0.
 void logYIfDecades(Chart& chart);
 
+// A line series of a single point draws nothing: such series are drawn as
+// points instead.
+void showSinglePoints(Chart& chart);
+
 // The chart as an SVG document. Non-finite points are skipped.
 std::string renderSvg(const Chart& chart);
 

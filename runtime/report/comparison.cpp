@@ -265,15 +265,15 @@ plot::Chart lossChart(const std::vector<RunSummary>& runs, const std::string& ti
   // logged step, the mean loss over the seeds logged there.
   std::vector<std::string> names;
   std::map<std::string, std::map<double, std::pair<double, int>>> by_name;  // name -> step -> (sum, count)
-  std::map<std::string, std::set<std::pair<std::string, uint64_t>>> seen;   // name -> (folder, seed) counted
+  std::map<std::string, std::set<fs::path>> folders;  // name -> folders counted
   std::map<std::string, std::set<uint64_t>> seeds;
   for (const RunSummary& run : runs) {
     const std::string name = run.task.empty() ? run.variant : run.variant.substr(0, run.variant.rfind(" · "));
     if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    // A document run's summaries repeat the folder's log once per task.
+    if (!folders[name].insert(run.dir).second) continue;
     for (const formats::LossPoint& p : run.loss) {
       if (!std::isfinite(p.loss)) continue;
-      // A document run's summaries repeat the folder's log once per task.
-      if (!seen[name].insert({run.dir.string() + "#" + std::to_string(p.step), p.seed}).second) continue;
       auto& cell = by_name[name][p.step];
       cell.first += p.loss;
       cell.second += 1;
@@ -288,13 +288,14 @@ plot::Chart lossChart(const std::vector<RunSummary>& runs, const std::string& ti
     if (by_name[name].empty()) continue;
     plot::Series s;
     s.name = fmt::format("{} ({} seed{})", name, seeds[name].size(), seeds[name].size() == 1 ? "" : "s");
-    s.style = by_name[name].size() < 2 ? plot::Style::LineAndPoints : plot::Style::Line;
+    s.style = plot::Style::Line;
     for (const auto& [step, sum] : by_name[name]) {
       s.x.push_back(step);
       s.y.push_back(sum.first / sum.second);
     }
     c.series.push_back(std::move(s));
   }
+  plot::showSinglePoints(c);
   plot::logYIfDecades(c);
   c.width = 860;
   return c;

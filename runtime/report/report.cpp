@@ -163,12 +163,6 @@ figure {{ margin: 1em 0; }}
 
 namespace {
 
-// Line charts draw nothing for a series of one point: show it as a point.
-void showSinglePoints(plot::Chart& c) {
-  for (plot::Series& s : c.series)
-    if (s.x.size() < 2) s.style = plot::Style::LineAndPoints;
-}
-
 // "20" -> "20 digits"; another key ("retrieval 128") as it is.
 std::string evalSeriesName(const std::string& key) {
   const bool digits = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
@@ -209,7 +203,7 @@ TrainingCharts trainingCharts(const std::string& metrics_jsonl, const std::strin
     c.height = height;
     for (auto& [_, s] : series)
       if (!s.x.empty()) c.series.push_back(s);
-    showSinglePoints(c);
+    plot::showSinglePoints(c);
   };
   chart(t.loss, loss, "training loss", "training loss (cross-entropy on answer tokens)", 420);
   plot::logYIfDecades(t.loss);
@@ -244,7 +238,7 @@ TrainingCharts trainingCharts(const std::string& metrics_jsonl, const std::strin
       }
       c.series.push_back(std::move(s));
     }
-    showSinglePoints(c);
+    plot::showSinglePoints(c);
   }
   return t;
 }
