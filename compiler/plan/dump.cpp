@@ -190,7 +190,8 @@ void dumpAddition(const ExperimentPlan& p, Line& line) {
                    t.order == DigitOrder::Reversed ? "reversed (units first)"
                    : t.order == DigitOrder::Padded  ? "padded (most significant first)"
                                                     : "padded, reversed (units first)"));
-  line(fmt::format("  training operands of {}..{} digits, fresh every batch", t.train_min_digits, t.train_max_digits));
+  line(fmt::format("  training operands of {}..{} digits, {}fresh every batch", t.train_min_digits, t.train_max_digits,
+                   t.sampling == OperandSampling::Values ? "each value equally likely, " : ""));
   std::string tests;
   for (int d : t.test_digits) tests += (tests.empty() ? "" : " ") + std::to_string(d);
   line(fmt::format("  test digits [{}], {} problems each, test seed {}", tests, t.problems_per_length, t.test_seed));
@@ -373,8 +374,10 @@ std::string dumpPlan(const ExperimentPlan& p) {
 
   const TrainPlan& tr = p.train;
   line("train");
-  line(fmt::format("  {} steps, batch {}, adamw lr {} betas ({}, {}) eps {} weight decay {}", tr.steps, tr.batch,
-                   num(tr.lr), num(tr.beta1), num(tr.beta2), num(tr.eps), num(tr.weight_decay)));
+  line(fmt::format("  {} steps, batch {}, adamw lr {} betas ({}, {}) eps {} weight decay {}{}{}", tr.steps, tr.batch,
+                   num(tr.lr), num(tr.beta1), num(tr.beta2), num(tr.eps), num(tr.weight_decay),
+                   tr.decay_scope == DecayScope::All ? " on every tensor" : "",
+                   tr.bias_correction ? "" : ", no bias correction"));
   line(fmt::format("  schedule {}, warm-up {} steps{}, grad clip {}",
                    tr.schedule == Schedule::Cosine ? "cosine" : tr.schedule == Schedule::Linear ? "linear" : "constant",
                    tr.warmup, tr.schedule == Schedule::Constant ? "" : fmt::format(", down to {} x lr", num(tr.min_lr_ratio)),

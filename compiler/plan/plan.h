@@ -101,6 +101,8 @@ inline bool isPadded(DigitOrder o) { return o != DigitOrder::Reversed; }
 // Units first (Reversed, PaddedReversed).
 inline bool unitsFirst(DigitOrder o) { return o != DigitOrder::Padded; }
 
+enum class OperandSampling : uint8_t { Lengths, Values };
+
 struct TaskPlan {
   TaskKind kind = TaskKind::Addition;
   DocumentTaskPlan documents;  // kind == Documents
@@ -110,6 +112,13 @@ struct TaskPlan {
   DigitOrder order = DigitOrder::Reversed;
   int train_min_digits = 1;  // operand lengths in digits, sampled uniformly
   int train_max_digits = 10; // per operand, freshly for every problem
+  // How a training operand is drawn: Lengths (posc's default) draws its
+  // length uniformly in train_min_digits..train_max_digits, then its digits
+  // with a non-zero leading one, so every length is equally common; Values
+  // draws the number itself uniformly from 10^(min-1)..10^max - 1 (0..10^max
+  // - 1 when min is 1), as the 10-digit-addition leaderboard's entries do,
+  // so nine in ten operands have the longest length.
+  OperandSampling sampling = OperandSampling::Lengths;
   std::vector<int> test_digits;    // each test length (digits per operand)
   int problems_per_length = 90;
   uint64_t test_seed = 1234;  // test problems (and documents) are a function of this alone
@@ -332,6 +341,7 @@ std::vector<std::string> parameterTensorNames(const AttentionPlan& attention);
 // ---------------------------------------------------------------------------
 // Training and evaluation.
 enum class Schedule : uint8_t { Constant, Cosine, Linear };
+enum class DecayScope : uint8_t { Matrices, All };
 
 struct TrainPlan {
   int steps = 16000;
@@ -341,6 +351,14 @@ struct TrainPlan {
   double beta1 = 0.9, beta2 = 0.99;
   double eps = 1e-8;
   double weight_decay = 0.1;
+  // Which tensors weight_decay shrinks: Matrices (posc's default, GPT-2's
+  // practice: every tensor of two or more dimensions, embeddings included)
+  // or All (norm gains and biases too, as MLX's AdamW does by default).
+  DecayScope decay_scope = DecayScope::Matrices;
+  // Adam's bias correction of its moment estimates (Kingma & Ba 2015, as
+  // PyTorch's AdamW). false: the step is lr m / (sqrt(v) + eps) with the raw
+  // moments, MLX's default, whose first steps are about 3x larger.
+  bool bias_correction = true;
   int warmup = 0;
   Schedule schedule = Schedule::Cosine;
   double grad_clip = 1.0;  // <= 0: no clipping

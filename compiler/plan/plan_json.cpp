@@ -94,6 +94,8 @@ POSC_JSON_ENUM(AbsoluteEmbedding::Kind, {{AbsoluteEmbedding::Kind::Learned, "lea
                                                        {AbsoluteEmbedding::Kind::Sinusoidal, "sinusoidal"}})
 POSC_JSON_ENUM(Schedule,
                              {{Schedule::Constant, "constant"}, {Schedule::Cosine, "cosine"}, {Schedule::Linear, "linear"}})
+POSC_JSON_ENUM(DecayScope, {{DecayScope::Matrices, "matrices"}, {DecayScope::All, "all"}})
+POSC_JSON_ENUM(OperandSampling, {{OperandSampling::Lengths, "lengths"}, {OperandSampling::Values, "values"}})
 POSC_JSON_ENUM(EvalProtocol, {{EvalProtocol::Lengths, "lengths"}, {EvalProtocol::AdderBoard, "adderboard"}})
 POSC_JSON_ENUM(ProbeKind, {{ProbeKind::Reach, "reach"},
                                          {ProbeKind::SinkShare, "sink_share"},
@@ -121,7 +123,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DocumentTaskPlan, tasks, train_m
                                                 filler)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TaskPlan, kind, documents, operands, digits_per_token, order,
                                                 train_min_digits, train_max_digits, test_digits, problems_per_length,
-                                                test_seed, bos)
+                                                test_seed, bos, sampling)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelPlan, layers, width, heads, kv_heads, head_dim, mlp_hidden, mlp,
                                                 norm, tied_embeddings, bias, qk_norm, precision, softmax, dropout, init,
                                                 init_std, embedding_std)
@@ -138,7 +140,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScoreTerm, name, formula, exempt
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AttentionPlan, embeddings, rotations, key_zeroing, score_terms, params,
                                                 null_slot, sampled_channels)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TrainPlan, steps, batch, lr, min_lr_ratio, beta1, beta2, eps,
-                                                weight_decay, warmup, schedule, grad_clip, seeds, checkpoint_every,
+                                                weight_decay, decay_scope, bias_correction, warmup, schedule, grad_clip,
+                                                seeds, checkpoint_every,
                                                 log_every, init_from, init_file)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PublishedAccuracy, digits, percent)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DocumentRequirement, task, length, depth, distractors, threshold, text)

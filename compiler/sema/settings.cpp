@@ -203,6 +203,13 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.integer(1, 100000, x.plan.task.train_min_digits); }},
            {"train_max_digits", "int >= 1", "longest training operand, in digits (fresh problems every batch)",
             [](Checker& c, SettingsContext& x) { return c.integer(1, 100000, x.plan.task.train_max_digits); }},
+           {"sampling", "lengths | values",
+            "training operands: each length equally likely, or each value (10^(min-1)..10^max - 1) equally likely",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::OperandSampling>(
+                  {{"lengths", plan::OperandSampling::Lengths}, {"values", plan::OperandSampling::Values}},
+                  x.plan.task.sampling);
+            }},
            {"test_digits", "list of int", "operand lengths evaluated after training",
             [](Checker& c, SettingsContext& x) { return c.integers(1, 100000, "at least one length", x.plan.task.test_digits); }},
            {"problems_per_length", "int >= 1", "test problems per length",
@@ -323,8 +330,17 @@ const std::map<std::string, Table>& tables() {
             }},
            {"eps", "real > 0", "AdamW epsilon",
             [](Checker& c, SettingsContext& x) { return c.real(0, 1, x.plan.train.eps, true); }},
-           {"weight_decay", "real >= 0", "AdamW decoupled weight decay (matrices only)",
+           {"weight_decay", "real >= 0", "AdamW decoupled weight decay (on the tensors weight_decay_on names)",
             [](Checker& c, SettingsContext& x) { return c.real(0, 10, x.plan.train.weight_decay); }},
+           {"weight_decay_on", "matrices | all",
+            "tensors weight decay shrinks: every matrix (embeddings too), or also norm gains and biases (MLX's AdamW)",
+            [](Checker& c, SettingsContext& x) {
+              return c.word<plan::DecayScope>({{"matrices", plan::DecayScope::Matrices}, {"all", plan::DecayScope::All}},
+                                              x.plan.train.decay_scope);
+            }},
+           {"bias_correction", "bool",
+            "Adam's bias correction of the moments (default true, PyTorch's; false: MLX's AdamW default)",
+            [](Checker& c, SettingsContext& x) { return c.boolean(x.plan.train.bias_correction); }},
            {"warmup", "int >= 0", "linear warm-up steps",
             [](Checker& c, SettingsContext& x) { return c.integer(0, 1000000000, x.plan.train.warmup); }},
            {"schedule", "constant | cosine | linear", "learning-rate decay after warm-up",

@@ -54,6 +54,9 @@ Number sum(const std::vector<Number>& terms);
 // Uniformly random number with exactly `length` digits (leading digit non-zero
 // unless length == 1).
 Number randomNumber(int length, std::mt19937_64& rng);
+// Uniformly random over the values with min_length..max_length digits (zero
+// included when min_length is 1): task.sampling = values.
+Number randomValue(int min_length, int max_length, std::mt19937_64& rng);
 
 struct Problem {
   std::vector<Number> operands;

@@ -61,10 +61,27 @@ Number randomNumber(int length, std::mt19937_64& rng) {
   return n;
 }
 
+// A number uniform over the values of min_length..max_length digits
+// (0 included when min_length is 1): max_length uniform digits, leading
+// zeros dropped, drawn again while it is shorter than min_length.
+Number randomValue(int min_length, int max_length, std::mt19937_64& rng) {
+  for (;;) {
+    Number n;
+    n.digits.resize(static_cast<size_t>(max_length));
+    for (auto& d : n.digits) d = static_cast<uint8_t>(uniformBelow(10, rng));
+    while (n.digits.size() > 1 && n.digits.back() == 0) n.digits.pop_back();
+    if (static_cast<int>(n.digits.size()) >= min_length) return n;
+  }
+}
+
 Problem sampleProblem(const plan::TaskPlan& task, std::mt19937_64& rng) {
   std::vector<Number> operands;
   operands.reserve(static_cast<size_t>(task.operands));
   for (int i = 0; i < task.operands; ++i) {
+    if (task.sampling == plan::OperandSampling::Values) {
+      operands.push_back(randomValue(task.train_min_digits, task.train_max_digits, rng));
+      continue;
+    }
     const int length = uniformBetween(task.train_min_digits, task.train_max_digits, rng);
     operands.push_back(randomNumber(length, rng));
   }

@@ -5,6 +5,8 @@
 //   m  = beta1 * m + (1 - beta1) * g
 //   v  = beta2 * v + (1 - beta2) * g * g
 //   p  = p - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+// and without bias correction (setBiasCorrection(false)) the last line is
+//   p  = p - lr * m / (sqrt(v) + eps)
 #include "runtime/train/fused_adamw.h"
 
 #include <ATen/Parallel.h>
@@ -141,6 +143,10 @@ double FusedAdamW::gradNorm() const {
 
 void FusedAdamW::stepScaled(double grad_scale) {
   torch::NoGradGuard no_grad;
+  if (!fusable() && !bias_correction_) {
+    stepUncorrectedTensors(grad_scale);
+    return;
+  }
   if (!fusable()) {
     if (grad_scale != 1.0)
       for (auto& group : param_groups())
@@ -168,8 +174,8 @@ void FusedAdamW::stepScaled(double grad_scale) {
       const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(state.step()));
       const double bias_correction2 = 1 - std::pow(beta2, static_cast<double>(state.step()));
       const double decay = 1 - options.lr() * options.weight_decay();
-      const double step_size = options.lr() / bias_correction1;
-      const double inv_sqrt_bc2 = 1 / std::sqrt(bias_correction2);
+      const double step_size = bias_correction_ ? options.lr() / bias_correction1 : options.lr();
+      const double inv_sqrt_bc2 = bias_correction_ ? 1 / std::sqrt(bias_correction2) : 1.0;
       auto& m = state.exp_avg();
       auto& v = state.exp_avg_sq();
       const auto& g = p.grad();
@@ -181,6 +187,32 @@ void FusedAdamW::stepScaled(double grad_scale) {
                       p.numel(), static_cast<float>(decay), static_cast<float>(beta1), static_cast<float>(beta2),
                       static_cast<float>(grad_scale), static_cast<float>(step_size),
                       static_cast<float>(inv_sqrt_bc2), static_cast<float>(options.eps()));
+    }
+  }
+}
+
+void FusedAdamW::stepUncorrectedTensors(double grad_scale) {
+  for (auto& group : param_groups()) {
+    auto& options = static_cast<torch::optim::AdamWOptions&>(group.options());
+    const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      const auto key = stateKey(state_, p);
+      auto found = state_.find(key);
+      if (found == state_.end()) {
+        auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+        fresh->step(0);
+        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+        found = state_.emplace(key, std::move(fresh)).first;
+      }
+      auto& state = static_cast<torch::optim::AdamWParamState&>(*found->second);
+      state.step(state.step() + 1);
+      const torch::Tensor g = p.grad() * grad_scale;
+      p.mul_(1 - options.lr() * options.weight_decay());
+      state.exp_avg().mul_(beta1).add_(g, 1 - beta1);
+      state.exp_avg_sq().mul_(beta2).addcmul_(g, g, 1 - beta2);
+      p.addcdiv_(state.exp_avg(), state.exp_avg_sq().sqrt().add_(options.eps()), -options.lr());
     }
   }
 }

@@ -37,8 +37,17 @@ class FusedAdamW : public torch::optim::AdamW {
 
   torch::Tensor step(LossClosure closure = nullptr) override;
 
+  // false: Adam without bias correction, p -= lr m / (sqrt(v) + eps) with
+  // the raw moments (MLX's AdamW default; train.bias_correction). Parameters
+  // the fused loop cannot take then update through tensor operations with
+  // the same formulas, not through AdamW's own step.
+  void setBiasCorrection(bool on) { bias_correction_ = on; }
+
  private:
   bool fusable() const;
+  void stepUncorrectedTensors(double grad_scale);
+
+  bool bias_correction_ = true;
 };
 
 // clip_grad_norm_(params, max_norm) then step(), fused: returns the norm.

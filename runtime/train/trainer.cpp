@@ -97,11 +97,13 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
   task::Tokenizer tokenizer(plan.task);
   std::mt19937_64 rng = dataRng(ctx.seed);
 
-  // Two parameter groups: decay on matrices, none on vectors and scalars.
+  // Two parameter groups: decay on matrices, none on vectors and scalars
+  // (train.weight_decay_on = all: decay on every tensor).
+  const bool decay_all = tp.decay_scope == plan::DecayScope::All;
   std::vector<torch::Tensor> decay, no_decay, all;
   for (auto& p : model->parameters()) {
     if (!p.requires_grad()) continue;
-    (p.dim() >= 2 ? decay : no_decay).push_back(p);
+    (decay_all || p.dim() >= 2 ? decay : no_decay).push_back(p);
     all.push_back(p);
   }
   auto options = [&](double wd) {
@@ -147,6 +149,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
 
   if (tp.steps > 0 && !all.empty()) {
     FusedAdamW optimizer(std::move(groups), options(tp.weight_decay));
+    optimizer.setBiasCorrection(tp.bias_correction);
     model->train();
     double train_seconds = 0, interval_seconds = 0;
     int64_t total_tokens = 0, interval_tokens = 0;

@@ -67,6 +67,13 @@ CONFIGS = {
     # head of dimension 4, RoPE base 3, zero-padded operands units first.
     "adder_qwen3": ("examples/adder/trained_qwen3.pos", [], {"rope": "position", "rope_base": 3.0,
                                                                      "padded_width": 10}),
+    # The same adder under MLX's AdamW defaults (no bias correction, decay on
+    # every tensor), with operands drawn by value: the leaderboard entries' recipe.
+    "adder_qwen3_mlx_adamw": ("examples/adder/trained_qwen3.pos",
+                              ["--set", "train.bias_correction=false", "--set", "train.weight_decay_on=all",
+                               "--set", "task.sampling=values"],
+                              {"rope": "position", "rope_base": 3.0, "padded_width": 10,
+                               "hp": {"bias_correction": False, "decay_all": True}}),
 }
 
 
@@ -127,7 +134,7 @@ def check(posc, name, scratch):
         batches.append(b)
     cfg = reference_config(meta, init, components)
     t0 = time.time()
-    ref_losses, ref_final = ref.train(cfg, init, batches, HP)
+    ref_losses, ref_final = ref.train(cfg, init, batches, dict(HP, **components.get("hp", {})))
     ref_seconds = time.time() - t0
 
     assert len(posc_losses) == STEPS, f"{name}: posc logged {len(posc_losses)} losses"

@@ -246,16 +246,48 @@ def learning_rate(step, steps, lr, warmup, min_ratio):
     return low + (lr - low) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
+class AdamWWithoutBiasCorrection:
+    """AdamW as MLX defines it by default (mlx.optimizers.AdamW,
+    bias_correction=False): p <- p (1 - lr wd); m <- b1 m + (1 - b1) g;
+    v <- b2 v + (1 - b2) g^2; p <- p - lr m / (sqrt(v) + eps)."""
+
+    def __init__(self, groups, lr, betas, eps):
+        self.param_groups = [dict(g, lr=lr) for g in groups]
+        self.betas, self.eps = betas, eps
+        self.moments = {}
+
+    def zero_grad(self):
+        for g in self.param_groups:
+            for t in g["params"]:
+                t.grad = None
+
+    @torch.no_grad()
+    def step(self):
+        b1, b2 = self.betas
+        for g in self.param_groups:
+            for t in g["params"]:
+                m, v = self.moments.setdefault(id(t), (torch.zeros_like(t), torch.zeros_like(t)))
+                t.mul_(1 - g["lr"] * g["weight_decay"])
+                m.mul_(b1).add_(t.grad, alpha=1 - b1)
+                v.mul_(b2).addcmul_(t.grad, t.grad, value=1 - b2)
+                t.sub_(g["lr"] * m / (v.sqrt() + self.eps))
+
+
 def train(cfg, weights, batches, hp):
     """Trains from `weights` on `batches` (a list of dicts with tokens,
     targets, loss_mask) with AdamW; returns every step's loss and the final
-    weights. Only tensors with two or more dimensions are decayed."""
+    weights. Only tensors with two or more dimensions are decayed, unless
+    hp["decay_all"]; hp["bias_correction"] = False trains with
+    AdamWWithoutBiasCorrection instead of torch.optim.AdamW."""
     params = {n: t.clone().double().requires_grad_(True) for n, t in weights.items() if not n.startswith("posc.")}
-    decayed = [t for t in params.values() if t.dim() >= 2]
-    plain = [t for t in params.values() if t.dim() < 2]
-    optimizer = torch.optim.AdamW([{"params": decayed, "weight_decay": hp["weight_decay"]},
-                                   {"params": plain, "weight_decay": 0.0}],
-                                  lr=hp["lr"], betas=hp["betas"], eps=hp["eps"])
+    decay_all = hp.get("decay_all", False)
+    decayed = [t for t in params.values() if decay_all or t.dim() >= 2]
+    plain = [t for t in params.values() if not decay_all and t.dim() < 2]
+    groups = [{"params": decayed, "weight_decay": hp["weight_decay"]}, {"params": plain, "weight_decay": 0.0}]
+    if hp.get("bias_correction", True):
+        optimizer = torch.optim.AdamW(groups, lr=hp["lr"], betas=hp["betas"], eps=hp["eps"])
+    else:
+        optimizer = AdamWWithoutBiasCorrection(groups, lr=hp["lr"], betas=hp["betas"], eps=hp["eps"])
     losses = []
     for step, batch in enumerate(batches):
         for group in optimizer.param_groups:

@@ -2,7 +2,9 @@
 // fixed, reproducible test sets.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <string>
 
 #include "tests/task/task_test_util.h"
 
@@ -54,6 +56,49 @@ TEST(SampleProblem, TrainingLengthsStayInRangeAndReachBothEnds) {
     ASSERT_EQ(p.answer, sum(p.operands));
   }
   EXPECT_EQ(lengths, (std::set<int>{3, 4, 5, 6, 7}));
+}
+
+// task.sampling = values: each value of 1..3 digits equally likely (0..999),
+// so a length-L operand has probability 9 x 10^(L-1) / 1000 (1/100 for one
+// digit, counting 0), and the values cover the range.
+TEST(SampleProblem, ValuesAreUniformOverTheRange) {
+  plan::TaskPlan task = makeTask(2, 1, DigitOrder::Reversed, 1, 3);
+  task.sampling = plan::OperandSampling::Values;
+  std::mt19937_64 rng(4);
+  std::map<int, int> by_length;
+  std::set<std::string> seen;
+  const int n = 200000;
+  for (int i = 0; i < n / 2; ++i) {
+    const Problem p = sampleProblem(task, rng);
+    ASSERT_EQ(p.answer, sum(p.operands));
+    for (const Number& v : p.operands) {
+      ASSERT_TRUE(v.length() == 1 || v.digits.back() != 0) << v.toString();
+      ++by_length[v.length()];
+      seen.insert(v.toString());
+    }
+  }
+  EXPECT_EQ(seen.size(), 1000u);  // every value of 0..999
+  // Expected shares 0.01, 0.09, 0.9; binomial standard deviations are at most 0.0007.
+  EXPECT_NEAR(by_length[1] / double(n), 0.01, 0.003);
+  EXPECT_NEAR(by_length[2] / double(n), 0.09, 0.003);
+  EXPECT_NEAR(by_length[3] / double(n), 0.90, 0.003);
+}
+
+// With a shortest length above 1 the values start at 10^(min-1): here
+// 100..9999, of which 900 have three digits and 9000 four.
+TEST(SampleProblem, ValuesRespectTheShortestLength) {
+  plan::TaskPlan task = makeTask(2, 1, DigitOrder::Reversed, 3, 4);
+  task.sampling = plan::OperandSampling::Values;
+  std::mt19937_64 rng(6);
+  int three = 0, total = 0;
+  for (int i = 0; i < 50000; ++i)
+    for (const Number& v : sampleProblem(task, rng).operands) {
+      ASSERT_GE(v.length(), 3);
+      ASSERT_LE(v.length(), 4);
+      three += v.length() == 3;
+      ++total;
+    }
+  EXPECT_NEAR(three / double(total), 900.0 / 9900.0, 0.005);
 }
 
 TEST(SampleProblem, TestLengthIsExact) {
