@@ -11,7 +11,7 @@ runs the alias check on the same source and preset, with both head models,
 and prints, per run:
 
   measured      the probe's best far window as a fraction of the target, over
-                both sides of the sweep (as kernel.csv reports it) and over
+                both sides of the sweep (kernel.csv's best_far_fraction) and over
                 the keys before the query only (negative offsets: the side
                 attention can see, which is all the check sweeps)
   predicted     the check's best far window for the probe's head, fitted and
@@ -72,7 +72,7 @@ def run_info(run):
 def measured(run):
     with open(os.path.join(run, "probes", "kernel.csv")) as f:
         row = list(csv.DictReader(f))[0]
-    head, far = int(row["head"]), number(row["best far window (fraction)"])
+    head, far = int(row["head"]), number(row["best_far_fraction"])
     with open(os.path.join(run, "probes", "kernel-windows.csv")) as f:
         windows = list(csv.DictReader(f))
     return head, far, windows
@@ -95,7 +95,7 @@ def main():
     for run in args.runs:
         source, preset = run_info(run)
         head, far_both, windows = measured(run)
-        before = [number(w["fraction of target"]) for w in windows if int(w["window end"]) <= -args.far]
+        before = [number(w["fraction_of_target"]) for w in windows if int(w["window_end"]) <= -args.far]
         far_before = max(before) if before else float("nan")
         fitted, fitted_any = predicted(args.posc, source, preset, "fitted", head)
         aligned, aligned_any = predicted(args.posc, source, preset, "aligned", head)

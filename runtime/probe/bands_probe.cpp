@@ -6,7 +6,9 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -33,6 +35,15 @@ BandSplit scaled(BandSplit a, double f) {
   return a;
 }
 
+// A split's parts in the order of the table's rows and of kBands.
+std::array<double, 7> parts(const BandSplit& b) {
+  return {b.fast, b.mid, b.slow, b.row, b.unrotated, b.terms, b.total};
+}
+
+// The CSV's names of the parts (`band`) and of the three keys (`key`).
+constexpr const char* kBands[] = {"fast", "mid", "slow", "row", "unrotated", "terms", "total"};
+constexpr const char* kKeys[] = {"target", "alias", "separator"};
+
 }  // namespace
 
 ProbeResult runBands(const plan::ProbePlan& probe, const plan::ExperimentPlan& plan, std::vector<SeedModel>& models) {
@@ -44,7 +55,11 @@ ProbeResult runBands(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
   plot::Table table;
   table.columns = {"seed", "contribution"};
   for (int d : probe.lengths)
-    for (const char* who : {"target", "alias", "separator"}) table.columns.push_back(fmt::format("{} digits: {}", d, who));
+    for (const char* who : kKeys) table.columns.push_back(fmt::format("{} digits: {}", d, who));
+  // The CSV: one row per seed, length, key and band, in full precision (the
+  // page's lengths and keys are in its column names).
+  plot::Table tidy;
+  tidy.columns = {"seed", "layer", "head", "digits", "key", "band", "contribution"};
   const std::vector<std::string> labels = {
       fmt::format("fast pairs (period < {})", plot::formatNumber(probe.fast_period)),
       fmt::format("mid pairs ({}-{})", plot::formatNumber(probe.fast_period), plot::formatNumber(probe.slow_period)),
@@ -99,12 +114,15 @@ ProbeResult runBands(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
     for (size_t row = 0; row < labels.size(); ++row) {
       std::vector<std::string> cells{std::to_string(models[s].seed), labels[row]};
       for (const auto& sums : per_length)
-        for (const BandSplit& bs : sums) {
-          const double v[] = {bs.fast, bs.mid, bs.slow, bs.row, bs.unrotated, bs.terms, bs.total};
-          cells.push_back(plot::formatNumber(v[row], 3));
-        }
+        for (const BandSplit& bs : sums) cells.push_back(plot::formatNumber(parts(bs)[row], 3));
       table.addRow(cells);
     }
+    for (size_t li = 0; li < probe.lengths.size(); ++li)
+      for (size_t key = 0; key < std::size(kKeys); ++key)
+        for (size_t band = 0; band < labels.size(); ++band)
+          tidy.addRow({std::to_string(models[s].seed), std::to_string(hc.layer), std::to_string(hc.head),
+                       std::to_string(probe.lengths[li]), kKeys[key], kBands[band],
+                       fmt::format("{}", parts(per_length[li][key])[band])});
     std::string per;
     for (size_t li = 0; li < probe.lengths.size(); ++li)
       per += fmt::format("{}at {} digits target {}, strongest alias {} (mean column offset {}), separator {}",
@@ -122,10 +140,8 @@ ProbeResult runBands(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
         plot::Series ser;
         ser.name = short_labels[row];
         for (size_t li = 0; li < probe.lengths.size(); ++li) {
-          const BandSplit& bs = per_length[li][1];
-          const double v[] = {bs.fast, bs.mid, bs.slow, bs.row, bs.unrotated, bs.terms, bs.total};
           ser.x.push_back(probe.lengths[li]);
-          ser.y.push_back(v[row]);
+          ser.y.push_back(parts(per_length[li][1])[row]);
         }
         ser.dashed = row + 1 == labels.size();
         c.series.push_back(ser);
@@ -133,7 +149,7 @@ ProbeResult runBands(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
       c.rules.push_back({0.0, false, ""});
     }
   }
-  r.tables.push_back({"Band contributions (mean over problems)", "", table, true});
+  r.tables.push_back({"Band contributions (mean over problems)", "", table, true, tidy});
   return r;
 }
 

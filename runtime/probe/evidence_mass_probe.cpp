@@ -122,7 +122,7 @@ ProbeResult runEvidenceMass(const plan::ProbePlan& probe, const plan::Experiment
     models[s].model->train(was_training);
   }
 
-  // Every head's mean share.
+  // Every head's mean share (CSV only: full precision).
   plot::Table all;
   all.columns = {"seed", "layer", "head", "length", "distractors", "documents", "evidence_share"};
   for (size_t s = 0; s < models.size(); ++s)
@@ -130,12 +130,18 @@ ProbeResult runEvidenceMass(const plan::ProbePlan& probe, const plan::Experiment
       for (const auto& [lh, values] : heads)
         all.addRow({std::to_string(models[s].seed), std::to_string(lh.first), std::to_string(lh.second),
                     std::to_string(ln.first), std::to_string(ln.second), std::to_string(values.size()),
-                    plot::formatNumber(mean(values), 4)});
+                    fmt::format("{}", mean(values))});
 
   // The head: the plan's, or per seed the one with the largest mean share at the shortest length.
   plot::Table fits;
   fits.columns = {"seed", "layer", "head", "length", "margin", "rms_residual", "points"};
   for (int n : probe.distractors) fits.columns.push_back(fmt::format("share N={}", n));
+  // The CSV: one row per seed, length and distractor count (the page's
+  // counts are in its column names), the length's fit repeated on each, in
+  // full precision; empty fit cells where no document gave a point.
+  plot::Table tidy;
+  tidy.columns = {"seed",           "layer",  "head",         "length", "distractors",
+                  "evidence_share", "margin", "rms_residual", "points"};
   plot::Chart& c = r.chart;
   c.title = fmt::format("{}: evidence share against distractors", plan.name);
   c.x_label = "distractors N";
@@ -175,6 +181,11 @@ ProbeResult runEvidenceMass(const plan::ProbePlan& probe, const plan::Experiment
       row.push_back(std::to_string(fit.points));
       for (double m : means) row.push_back(plot::formatNumber(m, 4));
       fits.addRow(row);
+      for (size_t i = 0; i < probe.distractors.size(); ++i)
+        tidy.addRow({std::to_string(models[s].seed), std::to_string(head.first), std::to_string(head.second),
+                     std::to_string(L), std::to_string(probe.distractors[i]), fmt::format("{}", means[i]),
+                     fit.points ? fmt::format("{}", fit.margin) : "",
+                     fit.points ? fmt::format("{}", fit.rms_residual) : "", std::to_string(fit.points)});
       trend += fmt::format("{}{} at {} tokens", trend.empty() ? "" : ", ",
                            fit.points ? plot::formatNumber(fit.margin, 3) : "none", L);
       if (s == 0) {
@@ -203,7 +214,7 @@ ProbeResult runEvidenceMass(const plan::ProbePlan& probe, const plan::Experiment
   r.findings.push_back(fmt::format("Training prompts are {}..{} tokens; an analytic head with margin m puts "
                                    "1 / (1 + N e^-m) on the evidence at every length.",
                                    plan.task.documents.train_min_length, plan.task.documents.train_max_length));
-  r.tables.push_back({"Fitted margin per length (the probed head)", "", fits, true});
+  r.tables.push_back({"Fitted margin per length (the probed head)", "", fits, true, tidy});
   r.tables.push_back({"Mean evidence share of every head", "all_heads", all, false});
   return r;
 }

@@ -16,6 +16,13 @@
 
 namespace posc::probe {
 
+namespace {
+
+// A number for the CSVs: the shortest form that reads back to the same double.
+std::string full(double x) { return fmt::format("{}", x); }
+
+}  // namespace
+
 ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& plan, std::vector<SeedModel>& models) {
   task::Tokenizer tokenizer(plan.task);
   auto problems = probeProblems(plan.task, probe.problem_seed, probe.length, 1);
@@ -29,10 +36,15 @@ ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& 
   plot::Table summary;
   summary.columns = {"seed", "layer", "head", "target score", "best near window (fraction)", "best far window (fraction)",
                      "at offset", "gap to target"};
-  plot::Table curve;
-  curve.columns = {"seed", "offset", "score", "fraction of target"};
+  // The summary's CSV: the same row per seed in full precision, snake_case
+  // names, and empty cells (not "none") where no window is far enough.
+  plot::Table summary_csv;
+  summary_csv.columns = {"seed", "layer", "head", "target_score", "best_near_fraction", "best_far_fraction",
+                         "best_far_offset", "gap_to_target"};
+  plot::Table curve;  // CSV only, as are the windows: full precision
+  curve.columns = {"seed", "offset", "score", "fraction_of_target"};
   plot::Table windows;
-  windows.columns = {"seed", "window start", "window end", "max score", "fraction of target"};
+  windows.columns = {"seed", "window_start", "window_end", "max_score", "fraction_of_target"};
 
   for (size_t s = 0; s < models.size(); ++s) {
     models[s].model->eval();
@@ -48,8 +60,8 @@ ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& 
     const std::vector<double> scores = sweepKeyColumn(plan, models[s].model->scoreParams(), qk, hc.head, columns);
     const double target = scores[static_cast<size_t>(-probe.sweep_begin)];
     for (size_t i = 0; i < offsets.size(); ++i)
-      curve.addRow({std::to_string(models[s].seed), std::to_string(offsets[i]), plot::formatNumber(scores[i], 6),
-                    plot::formatNumber(scores[i] / target, 4)});
+      curve.addRow({std::to_string(models[s].seed), std::to_string(offsets[i]), full(scores[i]),
+                    full(scores[i] / target)});
     double near = -INFINITY, far = -INFINITY;
     int64_t far_at = 0;
     double far_score = 0;
@@ -59,7 +71,7 @@ ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& 
     tops.style = plot::Style::Points;
     for (const auto& [w0, best] : maxima) {
       windows.addRow({std::to_string(models[s].seed), std::to_string(w0), std::to_string(w0 + probe.window - 1),
-                      plot::formatNumber(best, 6), plot::formatNumber(best / target, 4)});
+                      full(best), full(best / target)});
       const bool is_far = std::min(std::llabs(w0), std::llabs(w0 + probe.window - 1)) >= probe.far;
       if (is_far && best / target > far) {
         far = best / target;
@@ -75,6 +87,10 @@ ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& 
                     plot::formatNumber(target, 4), plot::formatNumber(near, 3),
                     std::isfinite(far) ? plot::formatNumber(far, 3) : "none", std::to_string(far_at),
                     std::isfinite(far) ? plot::formatNumber(target - far_score, 3) : "none"});
+    summary_csv.addRow({std::to_string(models[s].seed), std::to_string(hc.layer), std::to_string(hc.head), full(target),
+                        std::isfinite(near) ? full(near) : "", std::isfinite(far) ? full(far) : "",
+                        std::isfinite(far) ? std::to_string(far_at) : "",
+                        std::isfinite(far) ? full(target - far_score) : ""});
     r.findings.push_back(fmt::format(
         "Seed {} (layer {} head {}): target score {}; the highest far window (|offset| >= {}) reaches {} of it at offset "
         "{} (gap {} points); the highest near window {}.",
@@ -93,7 +109,7 @@ ProbeResult runKernel(const plan::ProbePlan& probe, const plan::ExperimentPlan& 
     }
     r.chart.series.push_back(tops);
   }
-  r.tables.push_back({"Kernel summary", "", summary, true});
+  r.tables.push_back({"Kernel summary", "", summary, true, summary_csv});
   r.tables.push_back({"Windowed maxima", "windows", windows, false});
   r.tables.push_back({"Score against offset", "curve", curve, false});
   plot::Chart& c = r.chart;

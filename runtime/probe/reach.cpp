@@ -88,7 +88,12 @@ ProbeResult runReach(const plan::ProbePlan& probe, const plan::ExperimentPlan& p
   }
   const int mean_reach = reachOf(lengths, mean, probe.threshold);
   reach.addRow({"mean", std::to_string(mean_reach)});
-  r.tables.push_back({"Reach", "reach", reach, true});
+  // The CSV: one row per seed, the threshold a column (the mean's reach is on the page).
+  plot::Table reach_tidy;
+  reach_tidy.columns = {"seed", "threshold", "reach"};
+  for (size_t s = 0; s < models.size(); ++s)
+    reach_tidy.addRow({std::to_string(models[s].seed), fmt::format("{}", probe.threshold), reach.rows[s][1]});
+  r.tables.push_back({"Reach", "reach", reach, true, reach_tidy});
   std::string per_seed;
   for (size_t s = 0; s < models.size(); ++s)
     per_seed += fmt::format("{}seed {}: {}", s ? ", " : "", models[s].seed, reach.rows[s][1]);

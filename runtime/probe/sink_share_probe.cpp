@@ -68,12 +68,16 @@ ProbeResult runSinkShare(const plan::ProbePlan& probe, const plan::ExperimentPla
   r.title = "Sink share: attention on separator keys";
   r.description = plan::describeProbe(probe);
 
-  // Mean share over answer places, per seed, layer and head, by length.
+  // Mean share over answer places, per seed, layer and head, by length: the
+  // page shows one column per length, rounded; the CSV one row per seed,
+  // length, layer and head with the share in full precision (tidy, for pandas).
   plot::Table table;
   table.columns = {"seed", "layer", "head"};
   for (int d : lengths) table.columns.push_back(fmt::format("{} digits", d));
-  plot::Table by_place;
-  by_place.columns = {"seed", "digits", "layer", "head", "place", "separator share"};
+  plot::Table tidy;
+  tidy.columns = {"seed", "digits", "layer", "head", "separator_share"};
+  plot::Table by_place;  // CSV only: full precision
+  by_place.columns = {"seed", "digits", "layer", "head", "place", "separator_share"};
   for (size_t s = 0; s < models.size(); ++s) {
     for (const auto& [lh, _] : shares[s][0]) {
       std::vector<std::string> row{std::to_string(models[s].seed), std::to_string(lh.first), std::to_string(lh.second)};
@@ -81,13 +85,16 @@ ProbeResult runSinkShare(const plan::ProbePlan& probe, const plan::ExperimentPla
       table.addRow(row);
     }
     for (size_t i = 0; i < lengths.size(); ++i)
-      for (const auto& [lh, places] : shares[s][i])
+      for (const auto& [lh, places] : shares[s][i]) {
+        tidy.addRow({std::to_string(models[s].seed), std::to_string(lengths[i]), std::to_string(lh.first),
+                     std::to_string(lh.second), fmt::format("{}", mean(places))});
         for (const auto& [place, c] : places)
           by_place.addRow({std::to_string(models[s].seed), std::to_string(lengths[i]), std::to_string(lh.first),
                            std::to_string(lh.second), std::to_string(place),
-                           plot::formatNumber(c.second ? c.first / c.second : 0.0, 4)});
+                           fmt::format("{}", c.second ? c.first / c.second : 0.0)});
+      }
   }
-  r.tables.push_back({"Mean separator share over answer places", "", table, true});
+  r.tables.push_back({"Mean separator share over answer places", "", table, true, tidy});
   r.tables.push_back({"Separator share by answer place", "by_place", by_place, false});
 
   // The strongest sink head of the first seed: highest mean share at the shortest length.

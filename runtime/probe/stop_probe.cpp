@@ -23,6 +23,9 @@ namespace {
 
 std::string fixed(double x, int decimals) { return fmt::format("{:.{}f}", x, decimals); }
 
+// A number for the CSVs: the shortest form that reads back to the same double.
+std::string full(double x) { return fmt::format("{}", x); }
+
 // A head's means at one length; zeros where the length had no stop decision.
 const StopHead& headAt(const StopMap& map, const std::pair<int, int>& head) {
   static const StopHead none;
@@ -60,9 +63,16 @@ ProbeResult runStop(const plan::ProbePlan& probe, const plan::ExperimentPlan& pl
   plot::Table by_head;
   by_head.columns = {"seed",    "digits", "layer",  "head",  "separators",          "operand near",
                      "operand far", "answer", "other", "separator logsumexp", "rest logsumexp"};
-
-  plot::Table far;
-  far.columns = {"seed", "digits", "stop head (layer.head)", "key column - query column", "share"};
+  // The CSVs: snake_case names, full precision, and the stop head as two
+  // integer columns (a "2.5" would read as a number).
+  plot::Table summary_csv;
+  summary_csv.columns = {"seed",      "digits",          "stop_decisions",      "right",          "p_eos", "stop_layer",
+                         "stop_head", "separator_share", "separator_logsumexp", "rest_logsumexp", "keys"};
+  plot::Table by_head_csv;
+  by_head_csv.columns = {"seed",        "digits", "layer", "head",  "separators",          "operand_near",
+                         "operand_far", "answer", "other", "separator_logsumexp", "rest_logsumexp"};
+  plot::Table far;  // CSV only
+  far.columns = {"seed", "digits", "stop_layer", "stop_head", "column_offset", "share"};
 
   plot::Chart& c = r.chart;
   c.title = fmt::format("{}: the stop decision against length", plan.name);
@@ -92,14 +102,21 @@ ProbeResult runStop(const plan::ProbePlan& probe, const plan::ExperimentPlan& pl
                       plot::formatNumber(map.eos_probability, 3), fmt::format("{}.{}", head.first, head.second),
                       plot::formatNumber(h.separators, 3), fixed(h.separator_lse, 2), fixed(h.rest_lse, 2),
                       fixed(map.keys, 1)});
-      for (const auto& [lh, x] : map.heads)
+      summary_csv.addRow({seed, std::to_string(lengths[i]), std::to_string(map.decisions), std::to_string(map.right),
+                          full(map.eos_probability), std::to_string(head.first), std::to_string(head.second),
+                          full(h.separators), full(h.separator_lse), full(h.rest_lse), full(map.keys)});
+      for (const auto& [lh, x] : map.heads) {
         by_head.addRow({seed, std::to_string(lengths[i]), std::to_string(lh.first), std::to_string(lh.second),
                         plot::formatNumber(x.separators, 3), plot::formatNumber(x.operand_near, 3),
                         plot::formatNumber(x.operand_far, 3), plot::formatNumber(x.answer, 3),
                         plot::formatNumber(x.other, 3), fixed(x.separator_lse, 2), fixed(x.rest_lse, 2)});
+        by_head_csv.addRow({seed, std::to_string(lengths[i]), std::to_string(lh.first), std::to_string(lh.second),
+                            full(x.separators), full(x.operand_near), full(x.operand_far), full(x.answer),
+                            full(x.other), full(x.separator_lse), full(x.rest_lse)});
+      }
       for (const auto& [offset, x] : h.far_by_offset)
-        far.addRow({seed, std::to_string(lengths[i]), fmt::format("{}.{}", head.first, head.second),
-                    std::to_string(offset), plot::formatNumber(x, 4)});
+        far.addRow({seed, std::to_string(lengths[i]), std::to_string(head.first), std::to_string(head.second),
+                    std::to_string(offset), full(x)});
       right.x.push_back(lengths[i]);
       right.y.push_back(map.decisions ? static_cast<double>(map.right) / map.decisions : 0.0);
       share.x.push_back(lengths[i]);
@@ -151,8 +168,9 @@ ProbeResult runStop(const plan::ProbePlan& probe, const plan::ExperimentPlan& pl
   }
   c.rules.push_back({static_cast<double>(plan.task.train_max_digits), true, "longest training operand"});
 
-  r.tables.push_back({"Stop decisions and the stop head", "", summary, true});
-  r.tables.push_back({"Attention at the stop decision, every head", "by_head", by_head, by_head.rows.size() <= 48});
+  r.tables.push_back({"Stop decisions and the stop head", "", summary, true, summary_csv});
+  r.tables.push_back(
+      {"Attention at the stop decision, every head", "by_head", by_head, by_head.rows.size() <= 48, by_head_csv});
   r.tables.push_back({"The stop head's attention on far operand digits by column offset", "far", far, false});
   return r;
 }

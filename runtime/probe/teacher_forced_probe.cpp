@@ -33,13 +33,30 @@ ProbeResult runTeacherForced(const plan::ProbePlan& probe, const plan::Experimen
   r.description = plan::describeProbe(probe);
   plot::Table places;  // places with a wrong decision, and the rest together
   places.columns = {"seed", "answer place", "decisions", "wrong", "separator share"};
-  plot::Table all;
-  all.columns = places.columns;
+  // The CSVs: snake_case names, full precision, one observation per row. The
+  // places CSV leaves out the page's "all other places" row (a sum, with text
+  // in the place column): every place is in the by_place CSV.
+  plot::Table places_csv;
+  places_csv.columns = {"seed", "place", "decisions", "wrong", "separator_share"};
+  plot::Table all;  // CSV only
+  all.columns = places_csv.columns;
   plot::Table chains;
   chains.columns = {"seed", "carry chain", "decisions", "wrong"};
+  plot::Table chains_csv;
+  chains_csv.columns = {"seed", "carry_chain", "decisions", "wrong"};
   plot::Table summary;
   summary.columns = {"seed", "lookup heads (layer.head)", "decisions", "wrong", "wrong stops", "premature stops",
                      "wrong answers (greedy)", "wrong-length answers", "first error of a wrong answer (place: count)"};
+  // The summary's CSV names the lookup heads as "L<layer>H<head>" words (a
+  // "2.5" would read as a number); their attention and the first errors,
+  // lists on the page, are CSVs of their own.
+  plot::Table summary_csv;
+  summary_csv.columns = {"seed", "lookup_heads", "decisions", "wrong", "wrong_stops", "premature_stops",
+                         "wrong_answers", "wrong_length_answers"};
+  plot::Table heads_csv;
+  heads_csv.columns = {"seed", "rank", "layer", "head", "target_share"};
+  plot::Table first_error_csv;
+  first_error_csv.columns = {"seed", "place", "wrong_answers"};
 
   for (size_t s = 0; s < models.size(); ++s) {
     model::Gpt& m = models[s].model;
@@ -51,11 +68,13 @@ ProbeResult runTeacherForced(const plan::ProbePlan& probe, const plan::Experimen
     int other_decisions = 0, other_wrong = 0;
     double other_share = 0;
     for (const auto& [place, ps] : map.by_place) {
-      all.addRow({seed, std::to_string(place), std::to_string(ps.decisions), std::to_string(ps.wrong),
-                  plot::formatNumber(ps.separator_share, 3)});
+      const std::vector<std::string> row{seed, std::to_string(place), std::to_string(ps.decisions),
+                                         std::to_string(ps.wrong), fmt::format("{}", ps.separator_share)};
+      all.addRow(row);
       if (ps.wrong > 0) {
         places.addRow({seed, std::to_string(place), std::to_string(ps.decisions), std::to_string(ps.wrong),
                        plot::formatNumber(ps.separator_share, 3)});
+        places_csv.addRow(row);
       } else {
         other_decisions += ps.decisions;
         other_share += ps.separator_share * ps.decisions;
@@ -63,8 +82,10 @@ ProbeResult runTeacherForced(const plan::ProbePlan& probe, const plan::Experimen
     }
     places.addRow({seed, "all other places", std::to_string(other_decisions), std::to_string(other_wrong),
                    plot::formatNumber(other_decisions ? other_share / other_decisions : 0.0, 3)});
-    for (const auto& [len, c] : map.by_chain)
+    for (const auto& [len, c] : map.by_chain) {
       chains.addRow({seed, std::to_string(len), std::to_string(c.first), std::to_string(c.second)});
+      chains_csv.addRow(chains.rows.back());
+    }
 
     const eval::DecodeOptions options = eval::decodeOptionsFor(plan);
     auto generated = eval::greedyDecode(m, tokenizer, problems, options);
@@ -83,13 +104,23 @@ ProbeResult runTeacherForced(const plan::ProbePlan& probe, const plan::Experimen
           break;
         }
     }
-    std::string heads;
-    for (size_t i = 0; i < map.lookup_heads.size(); ++i)
-      heads += fmt::format("{}{}.{} ({})", i ? ", " : "", map.lookup_heads[i].first, map.lookup_heads[i].second,
+    std::string heads, head_words;
+    for (size_t i = 0; i < map.lookup_heads.size(); ++i) {
+      const auto [layer, head] = map.lookup_heads[i];
+      heads += fmt::format("{}{}.{} ({})", i ? ", " : "", layer, head,
                            plot::formatNumber(map.lookup_target_share[i], 2));
+      head_words += fmt::format("{}L{}H{}", i ? " " : "", layer, head);
+      heads_csv.addRow({seed, std::to_string(i + 1), std::to_string(layer), std::to_string(head),
+                        fmt::format("{}", map.lookup_target_share[i])});
+    }
     summary.addRow({seed, heads, std::to_string(map.decisions), std::to_string(map.wrong), std::to_string(map.wrong_stops),
                     std::to_string(map.premature_stops), std::to_string(wrong_answers), std::to_string(wrong_length),
                     histogram(first_error)});
+    summary_csv.addRow({seed, head_words, std::to_string(map.decisions), std::to_string(map.wrong),
+                        std::to_string(map.wrong_stops), std::to_string(map.premature_stops),
+                        std::to_string(wrong_answers), std::to_string(wrong_length)});
+    for (const auto& [place, count] : first_error)
+      first_error_csv.addRow({seed, std::to_string(place), std::to_string(count)});
     std::string wrong_places;
     for (const auto& [place, ps] : map.by_place)
       if (ps.wrong > 0) wrong_places += fmt::format("{}{} ({} wrong, share {})", wrong_places.empty() ? "" : ", ", place,
@@ -125,10 +156,12 @@ ProbeResult runTeacherForced(const plan::ProbePlan& probe, const plan::Experimen
       c.rules.push_back({static_cast<double>(plan.task.train_max_digits), true, "longest training operand"});
     }
   }
-  r.tables.push_back({"Wrong decisions by answer place", "", places, true});
-  r.tables.push_back({"Summary", "summary", summary, true});
-  r.tables.push_back({"Errors by carry-chain length", "carry", chains, true});
+  r.tables.push_back({"Wrong decisions by answer place", "", places, true, places_csv});
+  r.tables.push_back({"Summary", "summary", summary, true, summary_csv});
+  r.tables.push_back({"Errors by carry-chain length", "carry", chains, true, chains_csv});
   r.tables.push_back({"Every answer place", "by_place", all, false});
+  r.tables.push_back({"Lookup heads and their attention on the target digits", "lookup_heads", heads_csv, false});
+  r.tables.push_back({"First error of a wrong answer (greedy), by place", "first_error", first_error_csv, false});
   return r;
 }
 

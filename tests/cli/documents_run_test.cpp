@@ -105,11 +105,21 @@ TEST(DocumentRun, WritesTheProtocolAndItsVerdictsAndExitsThreeWhenACriterionIsNo
   EXPECT_NE(summary.find("heatmaps/retrieval_accuracy_length_x_depth.svg"), std::string::npos);
   EXPECT_FALSE(fs::exists(out / "accuracy.csv"));
 
-  // The probe: the fitted margin per length for the probed head, and every head's share.
+  // The probe: the probed head's share per length and distractor count (one
+  // row each, tidy) with the length's fitted margin, and every head's share.
   const auto fits = csv(out / "probes" / "evidence_mass.csv");
-  ASSERT_EQ(fits.size(), 3u) << readFile(out / "probes" / "evidence_mass.csv");
-  EXPECT_EQ(fits[1][column(fits[0], "length")], "64");
-  EXPECT_EQ(fits[2][column(fits[0], "length")], "256");
+  ASSERT_EQ(fits.size(), 1u + 2 * 2) << readFile(out / "probes" / "evidence_mass.csv");  // lengths x counts
+  EXPECT_EQ(fits[0], (std::vector<std::string>{"seed", "layer", "head", "length", "distractors", "evidence_share",
+                                               "margin", "rms_residual", "points"}));
+  const size_t fit_length = column(fits[0], "length"), fit_count = column(fits[0], "distractors"),
+               margin = column(fits[0], "margin");
+  const std::vector<std::pair<std::string, std::string>> cells = {{"64", "1"}, {"64", "2"}, {"256", "1"}, {"256", "2"}};
+  for (size_t i = 1; i < fits.size(); ++i) {
+    EXPECT_EQ(fits[i][fit_length], cells[i - 1].first) << i;
+    EXPECT_EQ(fits[i][fit_count], cells[i - 1].second) << i;
+  }
+  EXPECT_EQ(fits[1][margin], fits[2][margin]);  // one fit per length
+  EXPECT_EQ(fits[3][margin], fits[4][margin]);
   const auto heads = csv(out / "probes" / "evidence_mass-all_heads.csv");
   EXPECT_EQ(heads.size(), 1u + 2 * 2 * 2 * 2);  // layers x heads x lengths x counts
   for (size_t i = 1; i < heads.size(); ++i) {

@@ -1,18 +1,23 @@
 // Probes and reports through the command line, on a tiny model trained for a
 // few steps: the declared probes run after training and write CSV, Markdown
-// and SVG; the Markdown tables hold exactly the CSV cells; the SVGs parse as
-// XML and carry their series; `posc probe` reruns one probe on the saved
-// checkpoints; bad input exits with 2 and writes nothing; `posc report`
-// writes a self-contained HTML page, which headless Chromium renders with
-// the plots visible.
+// and SVG; the CSVs are tidy, in full precision, and the Markdown tables show
+// their numbers rounded; the SVGs parse as XML and carry their series; `posc
+// probe` reruns one probe on the saved checkpoints; bad input exits with 2
+// and writes nothing; `posc report` writes a self-contained HTML page, which
+// headless Chromium renders with the plots visible.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "tests/common/files.h"
@@ -76,6 +81,46 @@ std::vector<std::vector<std::string>> markdownTable(const std::string& md, const
   return rows;
 }
 
+size_t column(const std::vector<std::string>& header, const std::string& name) {
+  return posc::testing::csvColumn(header, name);
+}
+
+// What a page shows of a CSV's full-precision number: plot::formatNumber's
+// rounding to `digits` significant digits (an integer without a point), or
+// with how = 'f' `digits` decimals; printf here, independent of posc's.
+std::string shown(const std::string& cell, int digits, char how = 'g') {
+  const double v = std::stod(cell);
+  char out[64];
+  if (how == 'f') std::snprintf(out, sizeof out, "%.*f", digits, v);
+  else if (v == std::floor(v) && std::fabs(v) < 1e15) std::snprintf(out, sizeof out, "%.0f", v);
+  else std::snprintf(out, sizeof out, "%.*g", digits, v);
+  return out;
+}
+
+// Significant digits of a number as written ("0.01234" has 4, "1.5e-08" 2).
+int significantDigits(const std::string& cell) {
+  std::string m = cell.substr(0, cell.find_first_of("eE"));
+  m.erase(std::remove_if(m.begin(), m.end(), [](char c) { return !std::isdigit(static_cast<unsigned char>(c)); }),
+          m.end());
+  m.erase(0, std::min(m.size(), m.find_first_not_of('0')));
+  return static_cast<int>(m.size());
+}
+
+// A tidy CSV: exactly these columns, every row complete, and no two rows
+// with the same cells in the key columns (one observation per row).
+void expectTidy(const std::vector<std::vector<std::string>>& csv, const std::vector<std::string>& columns,
+                const std::vector<std::string>& keys) {
+  ASSERT_FALSE(csv.empty());
+  EXPECT_EQ(csv[0], columns);
+  std::set<std::vector<std::string>> seen;
+  for (size_t i = 1; i < csv.size(); ++i) {
+    ASSERT_EQ(csv[i].size(), columns.size()) << i;
+    std::vector<std::string> key;
+    for (const std::string& k : keys) key.push_back(csv[i][column(csv[0], k)]);
+    EXPECT_TRUE(seen.insert(key).second) << "row " << i << " repeats its key";
+  }
+}
+
 const char* kExperiment = R"(
 experiment tiny_probes {
   task { train_max_digits = 3  test_digits = [3, 5]  problems_per_length = 20 }
@@ -117,44 +162,26 @@ TEST_F(ProbeRun, DeclaredProbesRunAfterTrainingAndWriteTheirArtefacts) {
   ASSERT_EQ(run_status, 0) << readFile(dir / "run.log");
   for (const std::string& p : kProbes)
     for (const char* ext : {".csv", ".md", ".svg"}) EXPECT_TRUE(fs::exists(dir / "run" / "probes" / (p + ext))) << p << ext;
-  // Every Markdown table is its CSV, cell for cell (but reach's, whose CSV is
-  // the tidy form: checked below).
-  const std::vector<std::pair<std::string, std::string>> tables = {
-      {"sink_share", "### Mean separator share"},
-      {"kernel", "### Kernel summary"},            {"bands", "### Band contributions"},
-      {"teacher_forced", "### Wrong decisions by answer place"},
-      {"stop", "### Stop decisions and the stop head"}};
-  for (const auto& [p, heading] : tables) {
-    SCOPED_TRACE(p);
-    auto csv = parseCsv(readFile(dir / "run" / "probes" / (p + ".csv")));
-    auto md = markdownTable(readFile(dir / "run" / "probes" / (p + ".md")), heading);
-    ASSERT_GE(csv.size(), 2u);
-    EXPECT_EQ(md, csv);
-  }
+  // Stop: one row per seed and length, 8 decisions each, a share in [0, 1];
+  // every head's groups sum to 1 (no null slot here: only float rounding).
   {
-    auto md = readFile(dir / "run" / "probes" / "teacher_forced.md");
-    auto csv = parseCsv(readFile(dir / "run" / "probes" / "teacher_forced-summary.csv"));
-    EXPECT_EQ(markdownTable(md, "### Summary"), csv);
-    // Two seeds, so one summary row each.
-    EXPECT_EQ(csv.size(), 3u);
-  }
-  {
-    // Stop: one row per seed and length, 8 decisions each, a share in [0, 1];
-    // every head's groups sum to 1 (no null slot here).
     auto stop = parseCsv(readFile(dir / "run" / "probes" / "stop.csv"));
     ASSERT_EQ(stop.size(), 5u);
+    const size_t decisions = column(stop[0], "stop_decisions"), right = column(stop[0], "right"),
+                 share = column(stop[0], "separator_share");
     for (size_t i = 1; i < stop.size(); ++i) {
-      EXPECT_EQ(stop[i][2], "8");
-      EXPECT_LE(std::stoi(stop[i][3]), 8);
-      EXPECT_GE(std::stod(stop[i][6]), 0.0);
-      EXPECT_LE(std::stod(stop[i][6]), 1.0);
+      EXPECT_EQ(stop[i][decisions], "8");
+      EXPECT_LE(std::stoi(stop[i][right]), 8);
+      EXPECT_GE(std::stod(stop[i][share]), 0.0);
+      EXPECT_LE(std::stod(stop[i][share]), 1.0);
     }
     auto heads = parseCsv(readFile(dir / "run" / "probes" / "stop-by_head.csv"));
     ASSERT_EQ(heads.size(), 1u + 2 * 2 * 2);  // seeds x lengths x heads
     for (size_t i = 1; i < heads.size(); ++i) {
       double sum = 0;
-      for (size_t c = 4; c <= 8; ++c) sum += std::stod(heads[i][c]);
-      EXPECT_NEAR(sum, 1.0, 5e-3) << i;  // five cells rounded to 3 significant digits
+      for (const char* group : {"separators", "operand_near", "operand_far", "answer", "other"})
+        sum += std::stod(heads[i][column(heads[0], group)]);
+      EXPECT_NEAR(sum, 1.0, 1e-6) << i;  // full precision (cells rounded to 3 digits: up to 5e-3 off)
     }
   }
   // Reach: one row per seed and length, correct of problems as a full-precision fraction.
@@ -176,6 +203,221 @@ TEST_F(ProbeRun, DeclaredProbesRunAfterTrainingAndWriteTheirArtefacts) {
     if (row[1] == "0") {
       EXPECT_EQ(row[3], "1");  // the target as a fraction of itself
     }
+}
+
+// The probe CSVs are tidy, for pandas: snake_case names, one observation per
+// row (lengths, keys and distractor counts in columns, not in column names;
+// no "layer.head" cells), every number in full precision. Their pages keep
+// the wide tables, and show the same numbers rounded.
+TEST_F(ProbeRun, ProbeCsvsAreTidyInFullPrecisionAndTheirPagesRoundThem) {
+  ASSERT_EQ(run_status, 0) << readFile(dir / "run.log");
+  const fs::path probes = dir / "run" / "probes";
+  auto csvOf = [&](const std::string& file) { return parseCsv(readFile(probes / (file + ".csv"))); };
+  auto pageOf = [&](const std::string& probe, const std::string& heading) {
+    return markdownTable(readFile(probes / (probe + ".md")), heading);
+  };
+  auto cells = [](const std::vector<std::string>& row, size_t from, size_t to) {
+    return std::vector<std::string>(row.begin() + static_cast<long>(from), row.begin() + static_cast<long>(to));
+  };
+  for (const auto& e : fs::directory_iterator(probes)) {
+    if (e.path().extension() != ".csv") continue;
+    const auto rows = parseCsv(readFile(e.path()));
+    for (const std::string& c : rows[0]) {
+      auto word = [](char x) { return (x >= 'a' && x <= 'z') || (x >= '0' && x <= '9') || x == '_'; };
+      const bool snake = !c.empty() && c[0] >= 'a' && c[0] <= 'z' && std::all_of(c.begin(), c.end(), word);
+      EXPECT_TRUE(snake) << e.path().filename() << ": " << c;
+    }
+  }
+
+  {
+    // Sink share: one row per seed, length, layer and head; the page's cell
+    // (one column per length) is the share rounded to 3 digits.
+    SCOPED_TRACE("sink_share");
+    const auto csv = csvOf("sink_share");
+    expectTidy(csv, {"seed", "digits", "layer", "head", "separator_share"}, {"seed", "digits", "layer", "head"});
+    ASSERT_EQ(csv.size(), 1u + 2 * 2 * 1 * 2);  // seeds x lengths x layers x heads
+    const auto page = pageOf("sink_share", "### Mean separator share");
+    for (size_t i = 1; i < csv.size(); ++i) {
+      const auto& r = csv[i];
+      const auto row = std::find_if(page.begin() + 1, page.end(),
+                                    [&](const auto& m) { return m[0] == r[0] && m[1] == r[2] && m[2] == r[3]; });
+      ASSERT_NE(row, page.end()) << i;
+      EXPECT_EQ((*row)[column(page[0], r[1] + " digits")], shown(r[4], 3)) << i;
+      EXPECT_GT(significantDigits(r[4]), 4) << r[4] << ": rounded";
+    }
+    expectTidy(csvOf("sink_share-by_place"), {"seed", "digits", "layer", "head", "place", "separator_share"},
+               {"seed", "digits", "layer", "head", "place"});
+  }
+  {
+    // Kernel: the summary's numbers rounded on the page ("none" there is an
+    // empty cell); every fraction is its score over the target's, exactly.
+    SCOPED_TRACE("kernel");
+    const auto csv = csvOf("kernel");
+    expectTidy(csv,
+               {"seed", "layer", "head", "target_score", "best_near_fraction", "best_far_fraction", "best_far_offset",
+                "gap_to_target"},
+               {"seed"});
+    const auto page = pageOf("kernel", "### Kernel summary");
+    ASSERT_EQ(page.size(), csv.size());
+    std::map<std::string, double> target;
+    for (size_t i = 1; i < csv.size(); ++i) {
+      const auto& r = csv[i];
+      target[r[0]] = std::stod(r[3]);
+      EXPECT_EQ(cells(page[i], 0, 3), cells(r, 0, 3));
+      EXPECT_EQ(page[i][3], shown(r[3], 4));
+      EXPECT_EQ(page[i][4], shown(r[4], 3));
+      EXPECT_EQ(page[i][5], r[5].empty() ? "none" : shown(r[5], 3));
+      if (!r[5].empty()) {
+        EXPECT_EQ(page[i][6], r[6]);
+        EXPECT_EQ(page[i][7], shown(r[7], 3));
+      }
+    }
+    const auto windows = csvOf("kernel-windows");
+    expectTidy(windows, {"seed", "window_start", "window_end", "max_score", "fraction_of_target"},
+               {"seed", "window_start"});
+    for (size_t i = 1; i < windows.size(); ++i)
+      EXPECT_EQ(std::stod(windows[i][4]), std::stod(windows[i][3]) / target.at(windows[i][0])) << i;
+    const auto curve = csvOf("kernel-curve");
+    expectTidy(curve, {"seed", "offset", "score", "fraction_of_target"}, {"seed", "offset"});
+    for (size_t i = 1; i < curve.size(); ++i)
+      EXPECT_EQ(std::stod(curve[i][3]), std::stod(curve[i][2]) / target.at(curve[i][0])) << i;
+  }
+  {
+    // Bands: one row per seed, length, key and band; the page has a row per
+    // band (in this order) and a column per length and key.
+    SCOPED_TRACE("bands");
+    const auto csv = csvOf("bands");
+    expectTidy(csv, {"seed", "layer", "head", "digits", "key", "band", "contribution"},
+               {"seed", "digits", "key", "band"});
+    ASSERT_EQ(csv.size(), 1u + 2 * 2 * 3 * 7);  // seeds x lengths x keys x bands
+    const std::vector<std::string> bands = {"fast", "mid", "slow", "row", "unrotated", "terms", "total"};
+    const auto page = pageOf("bands", "### Band contributions");
+    for (size_t i = 1; i < csv.size(); ++i) {
+      const auto& r = csv[i];
+      std::vector<std::vector<std::string>> of_seed;
+      for (size_t j = 1; j < page.size(); ++j)
+        if (page[j][0] == r[0]) of_seed.push_back(page[j]);
+      const size_t band = static_cast<size_t>(std::find(bands.begin(), bands.end(), r[5]) - bands.begin());
+      ASSERT_LT(band, of_seed.size()) << r[5];
+      EXPECT_EQ(of_seed[band][column(page[0], r[3] + " digits: " + r[4])], shown(r[6], 3)) << i;
+    }
+    // The bands sum to the total (head_scores.h), which rounded cells would not.
+    for (size_t i = 1; i + bands.size() - 1 < csv.size(); i += bands.size()) {
+      double sum = 0;
+      for (size_t b = 0; b + 1 < bands.size(); ++b) sum += std::stod(csv[i + b][6]);
+      ASSERT_EQ(csv[i + bands.size() - 1][5], "total") << i;
+      EXPECT_NEAR(sum, std::stod(csv[i + bands.size() - 1][6]), 1e-12) << i;
+    }
+  }
+  {
+    // Teacher-forced: the places CSV is the by_place rows with a wrong
+    // decision; the page adds one "all other places" row per seed.
+    SCOPED_TRACE("teacher_forced");
+    const std::vector<std::string> place_columns = {"seed", "place", "decisions", "wrong", "separator_share"};
+    const auto places = csvOf("teacher_forced"), every = csvOf("teacher_forced-by_place");
+    expectTidy(places, place_columns, {"seed", "place"});
+    expectTidy(every, place_columns, {"seed", "place"});
+    std::vector<std::vector<std::string>> wrong = {every[0]};
+    for (size_t i = 1; i < every.size(); ++i)
+      if (std::stoi(every[i][3]) > 0) wrong.push_back(every[i]);
+    EXPECT_EQ(places, wrong);
+    const auto page = pageOf("teacher_forced", "### Wrong decisions by answer place");
+    ASSERT_EQ(page.size(), places.size() + 2);  // one "all other places" row per seed
+    size_t at = 1;
+    for (size_t i = 1; i < page.size(); ++i) {
+      if (page[i][1] == "all other places") continue;
+      ASSERT_LT(at, places.size());
+      const auto& r = places[at++];
+      EXPECT_EQ(cells(page[i], 0, 4), cells(r, 0, 4));
+      EXPECT_EQ(page[i][4], shown(r[4], 3));
+    }
+    const auto carry = csvOf("teacher_forced-carry");
+    expectTidy(carry, {"seed", "carry_chain", "decisions", "wrong"}, {"seed", "carry_chain"});
+    const auto carry_page = pageOf("teacher_forced", "### Errors by carry-chain length");
+    EXPECT_EQ(cells(carry_page[0], 0, 1), cells(carry[0], 0, 1));
+    EXPECT_EQ(std::vector(carry_page.begin() + 1, carry_page.end()), std::vector(carry.begin() + 1, carry.end()));
+
+    // The summary names the lookup heads "L<layer>H<head>"; their attention
+    // and the first errors are CSVs of their own, lists on the page.
+    const auto summary = csvOf("teacher_forced-summary"), heads = csvOf("teacher_forced-lookup_heads"),
+               first = csvOf("teacher_forced-first_error");
+    expectTidy(summary,
+               {"seed", "lookup_heads", "decisions", "wrong", "wrong_stops", "premature_stops", "wrong_answers",
+                "wrong_length_answers"},
+               {"seed"});
+    expectTidy(heads, {"seed", "rank", "layer", "head", "target_share"}, {"seed", "rank"});
+    expectTidy(first, {"seed", "place", "wrong_answers"}, {"seed", "place"});
+    const auto summary_page = pageOf("teacher_forced", "### Summary");
+    ASSERT_EQ(summary.size(), 3u);  // one row per seed
+    ASSERT_EQ(summary_page.size(), summary.size());
+    for (size_t i = 1; i < summary.size(); ++i) {
+      const auto& r = summary[i];
+      std::string words, listed, errors;
+      int first_errors = 0;
+      for (size_t j = 1; j < heads.size(); ++j)
+        if (heads[j][0] == r[0]) {
+          words += (words.empty() ? "" : " ") + ("L" + heads[j][2] + "H" + heads[j][3]);
+          listed += (listed.empty() ? "" : ", ") +
+                    (heads[j][2] + "." + heads[j][3] + " (" + shown(heads[j][4], 2) + ")");
+        }
+      for (size_t j = 1; j < first.size(); ++j)
+        if (first[j][0] == r[0]) {
+          errors += (errors.empty() ? "" : ", ") + (first[j][1] + ": " + first[j][2]);
+          first_errors += std::stoi(first[j][2]);
+        }
+      EXPECT_EQ(r[1], words);
+      EXPECT_EQ(summary_page[i][0], r[0]);
+      EXPECT_EQ(summary_page[i][1], listed);
+      EXPECT_EQ(cells(summary_page[i], 2, 8), cells(r, 2, 8));
+      EXPECT_EQ(summary_page[i][8], errors.empty() ? "none" : errors);
+      EXPECT_EQ(first_errors, std::stoi(r[6]));  // every wrong answer has a first error
+    }
+  }
+  {
+    // Stop: the stop head as two integer columns; the page's "layer.head"
+    // and rounded numbers; the stop head's share is its by_head row's.
+    SCOPED_TRACE("stop");
+    const auto csv = csvOf("stop"), by_head = csvOf("stop-by_head"), far = csvOf("stop-far");
+    expectTidy(csv,
+               {"seed", "digits", "stop_decisions", "right", "p_eos", "stop_layer", "stop_head", "separator_share",
+                "separator_logsumexp", "rest_logsumexp", "keys"},
+               {"seed", "digits"});
+    expectTidy(by_head,
+               {"seed", "digits", "layer", "head", "separators", "operand_near", "operand_far", "answer", "other",
+                "separator_logsumexp", "rest_logsumexp"},
+               {"seed", "digits", "layer", "head"});
+    expectTidy(far, {"seed", "digits", "stop_layer", "stop_head", "column_offset", "share"},
+               {"seed", "digits", "column_offset"});
+    const auto page = pageOf("stop", "### Stop decisions and the stop head");
+    ASSERT_EQ(page.size(), csv.size());
+    for (size_t i = 1; i < csv.size(); ++i) {
+      const auto& r = csv[i];
+      EXPECT_EQ(cells(page[i], 0, 4), cells(r, 0, 4));
+      EXPECT_EQ(page[i][4], shown(r[4], 3));
+      EXPECT_EQ(page[i][5], r[5] + "." + r[6]);
+      EXPECT_EQ(page[i][6], shown(r[7], 3));
+      EXPECT_EQ(page[i][7], shown(r[8], 2, 'f'));
+      EXPECT_EQ(page[i][8], shown(r[9], 2, 'f'));
+      EXPECT_EQ(page[i][9], shown(r[10], 1, 'f'));
+      const auto own = std::find_if(by_head.begin() + 1, by_head.end(), [&](const auto& h) {
+        return h[0] == r[0] && h[1] == r[1] && h[2] == r[5] && h[3] == r[6];
+      });
+      ASSERT_NE(own, by_head.end()) << i;
+      EXPECT_EQ((*own)[4], r[7]);
+      for (size_t j = 1; j < far.size(); ++j)
+        if (far[j][0] == r[0] && far[j][1] == r[1]) {
+          EXPECT_EQ(cells(far[j], 2, 4), cells(r, 5, 7)) << j;
+        }
+    }
+    const auto head_page = pageOf("stop", "### Attention at the stop decision, every head");
+    ASSERT_EQ(head_page.size(), by_head.size());
+    for (size_t i = 1; i < by_head.size(); ++i) {
+      const auto& r = by_head[i];
+      EXPECT_EQ(cells(head_page[i], 0, 4), cells(r, 0, 4));
+      for (size_t c = 4; c <= 8; ++c) EXPECT_EQ(head_page[i][c], shown(r[c], 3)) << i << " " << c;
+      for (size_t c = 9; c <= 10; ++c) EXPECT_EQ(head_page[i][c], shown(r[c], 2, 'f')) << i << " " << c;
+    }
+  }
 }
 
 TEST_F(ProbeRun, SvgsParseAsXmlAndCarryTheirSeries) {
