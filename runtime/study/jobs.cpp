@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -51,18 +52,73 @@ std::vector<std::string> splitGridValues(const std::string& value) {
   return out;
 }
 
+namespace {
+
+// Tokens of an addition sequence whose operands have `digits` digits, or of
+// a document of `length` tokens: an upper bound (separators, answer, <eos>).
+int64_t additionTokens(const plan::TaskPlan& t, int64_t digits) {
+  const int64_t per_operand = (digits + t.digits_per_token - 1) / t.digits_per_token + 1;
+  return t.operands * per_operand + per_operand + 4;
+}
+
+int64_t trainTokens(const plan::TaskPlan& t) {
+  return t.kind == plan::TaskKind::Documents ? t.documents.train_max_length + 8 : additionTokens(t, t.train_max_digits);
+}
+
+// The weights of the model, counted coarsely (attention and MLP matrices, and
+// token and output tables of up to 512 rows).
+int64_t weightCount(const plan::ModelPlan& m) {
+  const int64_t width = m.width, layers = m.layers;
+  return layers * (4 * width * width + 2 * width * m.mlp_hidden) + 2 * 512 * width;
+}
+
+}  // namespace
+
+ComputeEstimate estimateCompute(const plan::ExperimentPlan& plan) {
+  const plan::ModelPlan& m = plan.model;
+  const plan::TaskPlan& t = plan.task;
+  const double weights = static_cast<double>(weightCount(m));
+  const double layers = m.layers, width = m.width;
+  ComputeEstimate e;
+  e.steps = plan.train.steps;
+  // Per token: 6 per weight (forward and backward), and the attention's
+  // scores and weighted values over the sequence, 4 x layers x T x width
+  // forward, three times that with the backward pass.
+  const double train_length = static_cast<double>(trainTokens(t));
+  e.train_flops = static_cast<double>(plan.train.steps) * plan.train.batch * train_length *
+                  (6 * weights + 12 * layers * train_length * width);
+  // Evaluation: every token of every test sequence once (prefill, then one
+  // decoded token at a time over the cache), 2 per weight plus attention.
+  auto evalTokens = [&](double tokens, double sequences) {
+    e.eval_flops += sequences * tokens * (2 * weights + 4 * layers * tokens * width);
+  };
+  if (t.kind == plan::TaskKind::Documents) {
+    const plan::DocumentEvalPlan& d = plan.eval.documents;
+    const double cells = static_cast<double>(std::max<size_t>(1, d.tasks.size()) * std::max<size_t>(1, d.depths.size()) *
+                                              std::max<size_t>(1, d.distractors.size()) * std::max(1, d.templates));
+    for (int length : d.lengths) evalTokens(length + 8.0, cells * d.problems);
+  } else if (plan.eval.protocol == plan::EvalProtocol::AdderBoard) {
+    evalTokens(static_cast<double>(additionTokens(t, 10)), 10010);
+  } else {
+    for (int digits : t.test_digits) evalTokens(static_cast<double>(additionTokens(t, digits)), t.problems_per_length);
+  }
+  return e;
+}
+
+int64_t timeLimitMinutes(const ComputeEstimate& compute, int threads, bool gpu) {
+  const double flops = compute.train_flops + compute.eval_flops;
+  const double seconds = gpu ? flops / 5e12 + 0.005 * static_cast<double>(compute.steps)
+                             : flops / (20e9 * std::max(1, threads));
+  const double minutes = 2 * seconds / 60 + 15;
+  return 15 * static_cast<int64_t>(std::ceil(minutes / 15));
+}
+
 int64_t estimateMemoryMb(const plan::ExperimentPlan& plan) {
   const plan::ModelPlan& m = plan.model;
   const plan::TaskPlan& t = plan.task;
-  int64_t length = 0;  // the longest training sequence, in tokens
-  if (t.kind == plan::TaskKind::Documents) {
-    length = t.documents.train_max_length + 8;
-  } else {
-    const int64_t per_operand = (t.train_max_digits + t.digits_per_token - 1) / t.digits_per_token + 1;
-    length = t.operands * per_operand + per_operand + 4;
-  }
+  const int64_t length = trainTokens(t);  // the longest training sequence, in tokens
   const int64_t width = m.width, layers = m.layers;
-  const int64_t weights = layers * (4 * width * width + 2 * width * m.mlp_hidden) + 2 * 512 * width;
+  const int64_t weights = weightCount(m);
   const int64_t bytes_per = m.precision == plan::Precision::F64 ? 8 : 4;
   const int64_t state = weights * 4 * bytes_per;  // weights, gradients, two moments
   const int64_t batch = plan.train.batch;
@@ -224,6 +280,7 @@ std::optional<std::vector<Job>> expandPoint(const StudyRequest& base_request, co
       j.point_folder = point.folder;
       j.out_dir = root / fmt::format("seed{}", seed) / j.variant();
       j.memory_mb = estimateMemoryMb(*c.plan);
+      j.compute = estimateCompute(*c.plan);
       // The plan and where it runs (device, JIT); completed below with the warm start's.
       std::string placement;
       for (const std::string& f : request.placement) placement += " " + f;

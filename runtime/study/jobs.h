@@ -72,6 +72,17 @@ struct StudyRequest {
   std::vector<std::string> placement;
 };
 
+// The arithmetic of one run (one seed), for a cluster's time request:
+// floating-point operations of training (forward and backward, 6 per weight
+// per token plus the attention scores) and of the final evaluation (greedy
+// decoding: 2 per weight per token plus attention over the cache), and the
+// optimiser steps (each has a fixed cost on a GPU).
+struct ComputeEstimate {
+  double train_flops = 0;
+  double eval_flops = 0;
+  int64_t steps = 0;
+};
+
 struct Job {
   std::string experiment;  // the plan's name
   std::string preset;      // empty: none
@@ -81,6 +92,7 @@ struct Job {
   std::string point_folder;          // its folder under the study folder; empty: no grid
   std::filesystem::path out_dir;
   int64_t memory_mb = 0;             // an estimate of the run's peak memory (a cluster's request)
+  ComputeEstimate compute;           // an estimate of its arithmetic (a cluster's time request)
   std::optional<size_t> after;       // the job this one warm-starts from (index in the list)
   std::string plan_hash;             // 16 hex digits
   std::vector<std::string> command;  // argv, program first
@@ -114,6 +126,21 @@ std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::st
 // AdamW moments plus the training batch's activations and attention
 // matrices. An estimate, generous for the small models of these studies.
 int64_t estimateMemoryMb(const plan::ExperimentPlan& plan);
+
+// A plan's arithmetic per seed (see ComputeEstimate); coarse, like the memory
+// estimate: the weights counted as in estimateMemoryMb, sequences at their
+// longest training and test lengths.
+ComputeEstimate estimateCompute(const plan::ExperimentPlan& plan);
+
+// A wall-time limit for a run of `compute` on `threads` CPU threads or one
+// GPU, in whole minutes: the arithmetic at an assumed 20 GFLOP/s per CPU
+// thread (well below posc's measured throughputs, which are 80-130 GFLOP/s
+// per thread by this count) or 5 TFLOP/s plus 5 ms a step on a GPU,
+// doubled, plus 15 minutes for start-up, checkpoints and probes, rounded up
+// to a quarter hour. Generous on purpose: a task Slurm kills at its limit
+// resumes from its last resume point when submitted again, but loses the
+// steps since.
+int64_t timeLimitMinutes(const ComputeEstimate& compute, int threads, bool gpu);
 
 // Jobs reordered so that each comes after the job it warm-starts from
 // (stable otherwise); `after` indices are remapped. Throws StudyError on a

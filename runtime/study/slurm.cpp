@@ -91,8 +91,11 @@ std::vector<SlurmWave> planWaves(const std::vector<Job>& jobs, bool force) {
 
 std::string sbatchScript(const std::vector<Job>& jobs, const SlurmWave& wave, size_t wave_index,
                          const fs::path& study_out, const SlurmOptions& options) {
-  int64_t memory_mb = 0;
-  for (size_t i : wave.jobs) memory_mb = std::max(memory_mb, jobs[i].memory_mb);
+  int64_t memory_mb = 0, minutes = 0;
+  for (size_t i : wave.jobs) {
+    memory_mb = std::max(memory_mb, jobs[i].memory_mb);
+    minutes = std::max(minutes, timeLimitMinutes(jobs[i].compute, options.cpus_per_task, options.gpu));
+  }
   const fs::path chdir = options.working_dir.empty() ? fs::current_path() : options.working_dir;
   const fs::path logs = fs::absolute(study_out) / "slurm" / "logs";
   std::string s = "#!/bin/bash\n";
@@ -102,6 +105,7 @@ std::string sbatchScript(const std::vector<Job>& jobs, const SlurmWave& wave, si
   s += "#SBATCH --ntasks=1\n";
   s += fmt::format("#SBATCH --cpus-per-task={}\n", options.cpus_per_task);
   s += fmt::format("#SBATCH --mem={}M\n", memory_mb);
+  s += fmt::format("#SBATCH --time={}:{:02}:00\n", minutes / 60, minutes % 60);
   if (options.gpu) s += "#SBATCH --gres=gpu:1\n";
   s += fmt::format("#SBATCH --chdir={}\n", chdir.string());
   s += fmt::format("#SBATCH --output={}/w{}-%A_%a.out\n", logs.string(), wave_index);
@@ -110,8 +114,13 @@ std::string sbatchScript(const std::vector<Job>& jobs, const SlurmWave& wave, si
       "# Each task runs one job of the study by its id (its results folder under\n"
       "# {}), as `posc study` runs it locally: run.log and job.json\n"
       "# in the results folder. Submit the waves in order with --dependency=afterany\n"
-      "# on the previous one (posc study --slurm does).\n\n",
-      wave_index, study_out.string());
+      "# on the previous one (posc study --slurm does).\n"
+      "# --time is posc's estimate for the wave's longest run (its arithmetic at an\n"
+      "# assumed {}, doubled, plus 15 minutes); an sbatch option --time=...\n"
+      "# given to posc study overrides it. A task killed at the limit resumes from its\n"
+      "# last resume point when the study is submitted again.\n\n",
+      wave_index, study_out.string(),
+      options.gpu ? "5 TFLOP/s and 5 ms a step on the GPU" : "20 GFLOP/s per CPU thread");
   s += "set -euo pipefail\njobs=(\n";
   for (size_t i : wave.jobs) s += fmt::format("  {}  # {}\n", shellQuote(jobs[i].id()), jobs[i].label());
   s += ")\n";

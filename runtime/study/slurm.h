@@ -17,10 +17,11 @@
 // node, which finds every job done and writes the comparison page.
 //
 // Resources per array: --cpus-per-task from the threads each run uses,
-// --mem from the largest estimateMemoryMb of the wave's jobs, --gres=gpu:1
-// for runs on CUDA. Anything else (partition, account, time limit, a larger
-// --mem) is given as extra sbatch options, which come after the script's own
-// lines on sbatch's command line and so take precedence.
+// --mem from the largest estimateMemoryMb of the wave's jobs, --time from the
+// largest timeLimitMinutes (jobs.h), --gres=gpu:1 for runs on CUDA. Anything
+// else (partition, account, another time limit, a larger --mem) is given as
+// extra sbatch options, which come after the script's own lines on sbatch's
+// command line and so take precedence.
 //
 // OUT/slurm/submitted.tsv records each submission: array id, task index and
 // job id per line, so `posc study ... --list` can show each job's Slurm state

@@ -31,6 +31,43 @@ StudyRequest sweep(const fs::path& out) {
   return r;
 }
 
+// The arithmetic of a tiny plan, by hand: 1 layer of width 4 with an MLP of
+// 6 counts 1 x (4 x 16 + 2 x 4 x 6) + 2 x 512 x 4 = 4,208 weights; two
+// 3-digit operands make sequences of 2 x 4 + 4 + 4 = 16 tokens. Training,
+// 100 steps of 2: 3,200 tokens x (6 x 4,208 + 12 x 1 x 16 x 4) = 83,251,200.
+// Evaluation, 5 problems of 3 digits: 80 tokens x (2 x 4,208 + 4 x 16 x 4) =
+// 693,760.
+TEST(StudySlurm, ComputeEstimateOfATinyPlan) {
+  plan::ExperimentPlan p;
+  p.model.layers = 1;
+  p.model.width = 4;
+  p.model.mlp_hidden = 6;
+  p.train.steps = 100;
+  p.train.batch = 2;
+  p.task.operands = 2;
+  p.task.train_max_digits = 3;
+  p.task.test_digits = {3};
+  p.task.problems_per_length = 5;
+  const ComputeEstimate e = estimateCompute(p);
+  EXPECT_DOUBLE_EQ(e.train_flops, 83251200.0);
+  EXPECT_DOUBLE_EQ(e.eval_flops, 693760.0);
+  EXPECT_EQ(e.steps, 100);
+  p.train.steps = 200;
+  EXPECT_DOUBLE_EQ(estimateCompute(p).train_flops, 2 * 83251200.0);
+}
+
+// 1.2e13 operations on one CPU thread at 20 GFLOP/s are 10 minutes: doubled
+// plus 15 is 35, rounded up to 45; on two threads 5 -> 25 -> 30. On a GPU
+// 1e15 at 5 TFLOP/s is 200 s, plus 10,000 steps x 5 ms = 250 s: 2 x 4.17 +
+// 15 = 23.3 -> 30 minutes. A day of arithmetic gives a limit past 24 hours.
+TEST(StudySlurm, TimeLimitFromTheEstimate) {
+  EXPECT_EQ(timeLimitMinutes({1.2e13, 0, 1000}, 1, false), 45);
+  EXPECT_EQ(timeLimitMinutes({1.0e13, 0.2e13, 1000}, 2, false), 30);
+  EXPECT_EQ(timeLimitMinutes({1e15, 0, 10000}, 1, true), 30);
+  EXPECT_EQ(timeLimitMinutes({0, 0, 0}, 1, false), 15);
+  EXPECT_EQ(timeLimitMinutes({20e9 * 86400, 0, 0}, 1, false), 2 * 24 * 60 + 15);
+}
+
 TEST(StudyGrid, SplitsValuesAtTopLevelCommasOnly) {
   EXPECT_EQ(splitGridValues("1e-3,3e-3"), (std::vector<std::string>{"1e-3", "3e-3"}));
   EXPECT_EQ(splitGridValues("[1, 2]"), (std::vector<std::string>{"[1, 2]"}));
@@ -123,6 +160,9 @@ TEST(StudySlurm, TheArrayScriptRunsEachJobByIdWithTheWavesResources) {
   EXPECT_NE(script.find("#SBATCH --cpus-per-task=3\n"), std::string::npos);
   EXPECT_NE(script.find(fmt::format("#SBATCH --mem={}M\n", (*jobs)[1].memory_mb)), std::string::npos);
   EXPECT_NE(script.find("#SBATCH --gres=gpu:1\n"), std::string::npos);
+  int64_t minutes = 0;
+  for (size_t i : waves[1].jobs) minutes = std::max(minutes, timeLimitMinutes((*jobs)[i].compute, 3, true));
+  EXPECT_NE(script.find(fmt::format("#SBATCH --time={}:{:02}:00\n", minutes / 60, minutes % 60)), std::string::npos);
   EXPECT_NE(script.find("#SBATCH --chdir=/home/me\n"), std::string::npos);
   EXPECT_NE(script.find("  train.lr=1e-3/seed0/rope2d_decay_sink-small  #"), std::string::npos);
   EXPECT_NE(script.find("  train.lr=3e-3/seed0/rope2d_decay_sink-small  #"), std::string::npos);
