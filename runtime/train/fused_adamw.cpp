@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -194,6 +195,7 @@ void FusedAdamW::stepScaled(double grad_scale) {
 void FusedAdamW::stepUncorrectedTensors(double grad_scale) {
   for (auto& group : param_groups()) {
     auto& options = static_cast<torch::optim::AdamWOptions&>(group.options());
+    if (options.amsgrad()) throw std::logic_error("FusedAdamW: AMSGrad without bias correction is not implemented");
     const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;

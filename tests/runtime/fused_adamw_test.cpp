@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <sstream>
 
 #include "runtime/train/fused_adamw.h"
@@ -146,6 +147,36 @@ void continueAfterLoad() {
 TEST(FusedAdamW, StateRoundTripsThroughTorchAdamW) {
   continueAfterLoad<FusedAdamW, torch::optim::AdamW>();
   continueAfterLoad<torch::optim::AdamW, FusedAdamW>();
+}
+
+// Without bias correction (MLX's AdamW default, train.bias_correction =
+// false), by hand: p = 1, g = 0.5, lr 0.1, decay 0.1, betas (0.9, 0.999),
+// eps 1e-8. Step 1: p = 1 x (1 - 0.01) = 0.99; m = 0.05, v = 0.00025;
+// p -= 0.1 x 0.05 / (0.0158114 + 1e-8) = 0.316228 -> 0.673772. Step 2, the
+// same gradient: p = 0.673772 x 0.99 = 0.667035; m = 0.095, v = 0.00049975;
+// p -= 0.1 x 0.095 / 0.0223551 = 0.424959 -> 0.242075. A contiguous CPU
+// parameter takes the fused loop, a transposed one the tensor operations;
+// both give these values.
+TEST(FusedAdamW, WithoutBiasCorrectionMatchesTheFormula) {
+  for (bool contiguous : {true, false}) {
+    torch::Tensor p = contiguous ? torch::ones({3, 2}, torch::kDouble)
+                                 : torch::ones({2, 3}, torch::kDouble).t();
+    p.requires_grad_(true);
+    ASSERT_EQ(p.is_contiguous(), contiguous);
+    FusedAdamW opt({p}, torch::optim::AdamWOptions(0.1).betas({0.9, 0.999}).eps(1e-8).weight_decay(0.1));
+    opt.setBiasCorrection(false);
+    const double m1 = 0.05, v1 = 0.00025, m2 = 0.9 * m1 + 0.05, v2 = 0.999 * v1 + 0.001 * 0.25;
+    const double p1 = 0.99 - 0.1 * m1 / (std::sqrt(v1) + 1e-8);
+    const double p2 = p1 * 0.99 - 0.1 * m2 / (std::sqrt(v2) + 1e-8);
+    EXPECT_NEAR(p1, 0.673772, 1e-6);
+    EXPECT_NEAR(p2, 0.242075, 1e-6);
+    for (double expected : {p1, p2}) {
+      p.mutable_grad() = torch::full_like(p, 0.5);
+      opt.step();
+      EXPECT_NEAR(p.min().item<double>(), expected, 1e-14) << (contiguous ? "fused" : "tensor ops");
+      EXPECT_NEAR(p.max().item<double>(), expected, 1e-14) << (contiguous ? "fused" : "tensor ops");
+    }
+  }
 }
 
 }  // namespace
