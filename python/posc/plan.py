@@ -26,6 +26,7 @@ class AdditionTask:
     order: str = "reversed"  # reversed, padded or padded_reversed
     train_min_digits: int = 1
     train_max_digits: int = 10
+    sampling: str = "lengths"  # task.sampling: lengths or values
     test_digits: List[int] = field(default_factory=list)
     problems_per_length: int = 90
     test_seed: int = 1234
@@ -73,6 +74,8 @@ class TrainSettings:
     betas: Tuple[float, float] = (0.9, 0.99)
     eps: float = 1e-8
     weight_decay: float = 0.1
+    decay_all: bool = False  # train.weight_decay_on = all: decay on norm gains and biases too
+    bias_correction: bool = True  # train.bias_correction
     schedule: str = "cosine"
     warmup: int = 0
     min_lr_ratio: float = 0.1
@@ -132,8 +135,9 @@ def _addition(lines, eval_lines):
     t = AdditionTask()
     m = _match(r"(\d+) operands, (\d+) digits? per token, (.+)", lines[1])
     t.operands, t.digits_per_token, t.order = int(m[1]), int(m[2]), ORDERS[m[3]]
-    m = _match(r"training operands of (\d+)\.\.(\d+) digits, fresh every batch", lines[2])
+    m = _match(r"training operands of (\d+)\.\.(\d+) digits, (each value equally likely, )?fresh every batch", lines[2])
     t.train_min_digits, t.train_max_digits = int(m[1]), int(m[2])
+    t.sampling = "values" if m[3] else "lengths"
     m = _match(r"test digits \[([\d ]*)\], (\d+) problems each, test seed (\d+)", lines[3])
     t.test_digits, t.problems_per_length, t.test_seed = _ints(m[1]), int(m[2]), int(m[3])
     t.bos = "a <bos> token opens every sequence" in lines
@@ -181,9 +185,10 @@ def _train(lines):
     if not lines:
         return s
     m = _match(r"(\d+) steps, batch (\d+), adamw lr ([^ ]+) betas \(([^,]+), ([^)]+)\) eps ([^ ]+) "
-               r"weight decay ([^ ]+)", lines[1])
+               r"weight decay ([^ ,]+)( on every tensor)?(, no bias correction)?", lines[1])
     s.steps, s.batch, s.lr = int(m[1]), int(m[2]), float(m[3])
     s.betas, s.eps, s.weight_decay = (float(m[4]), float(m[5])), float(m[6]), float(m[7])
+    s.decay_all, s.bias_correction = m[8] is not None, m[9] is None
     m = _match(r"schedule (\w+), warm-up (\d+) steps(?:, down to ([^ ]+) x lr)?, grad clip ([^ ]+)", lines[2])
     s.schedule, s.warmup = m[1], int(m[2])
     s.min_lr_ratio = float(m[3]) if m[3] else 1.0

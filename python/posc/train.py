@@ -3,7 +3,9 @@
 posc's step (runtime/train/trainer.cpp): the mean cross-entropy over the
 answer tokens of the batch (log-softmax in float32, or float64 for a f64
 model), AdamW with weight decay on matrices only (parameters of two or more
-dimensions) and none on vectors, the global gradient norm clipped, and the
+dimensions) and none on vectors (on every tensor with train.weight_decay_on =
+all; without bias correction with train.bias_correction = false), the global
+gradient norm clipped, and the
 learning rate of ``lr_at`` (linear warm-up, then cosine, linear or
 constant down to min_lr_ratio x lr). ``fine_tune`` runs that loop on a
 posc.stream.DataStream (posc's own batches) or any iterable of batches;
@@ -54,13 +56,43 @@ def lr_at(settings, step):
     return lr - (lr - min_lr) * p
 
 
+class AdamWWithoutBiasCorrection(torch.optim.Optimizer):
+    """AdamW as posc steps it with train.bias_correction = false (MLX's
+    default): p <- p (1 - lr wd); m <- b1 m + (1 - b1) g; v <- b2 v + (1 - b2) g^2;
+    p <- p - lr m / (sqrt(v) + eps)."""
+
+    def __init__(self, groups, lr, betas, eps):
+        super().__init__(groups, dict(lr=lr, betas=betas, eps=eps, weight_decay=0.0))
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            b1, b2 = group["betas"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["exp_avg"], state["exp_avg_sq"] = torch.zeros_like(p), torch.zeros_like(p)
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                p.mul_(1 - group["lr"] * group["weight_decay"])
+                m.mul_(b1).add_(p.grad, alpha=1 - b1)
+                v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+                p.addcdiv_(m, v.sqrt().add_(group["eps"]), value=-group["lr"])
+
+
 def optimizer_for(model, settings):
-    """AdamW with posc's two groups: decay on matrices, none on the rest."""
+    """AdamW with posc's two groups: decay on matrices (every tensor with
+    train.weight_decay_on = all), none on the rest; without bias correction
+    when the plan says so."""
     params = [p for p in model.parameters() if p.requires_grad]
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": settings.weight_decay},
-              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-    return torch.optim.AdamW([g for g in groups if g["params"]], lr=settings.lr, betas=settings.betas,
-                             eps=settings.eps)
+    decayed = [p for p in params if settings.decay_all or p.dim() >= 2]
+    groups = [{"params": decayed, "weight_decay": settings.weight_decay},
+              {"params": [p for p in params if not any(p is d for d in decayed)], "weight_decay": 0.0}]
+    groups = [g for g in groups if g["params"]]
+    if not settings.bias_correction:
+        return AdamWWithoutBiasCorrection(groups, lr=settings.lr, betas=settings.betas, eps=settings.eps)
+    return torch.optim.AdamW(groups, lr=settings.lr, betas=settings.betas, eps=settings.eps)
 
 
 def fine_tune(model, batches, settings, steps=None, on_step=None):

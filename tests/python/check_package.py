@@ -290,6 +290,13 @@ def main():
     addition_case(p, "rope2d_decay_sink", "examples/addition/rope2d_decay_sink_scratch.pos",
                   ["model.precision=f64", "train.steps=600", "task.test_digits=[2, 3, 4]",
                    "task.problems_per_length=30"], flags=("--preset", "small"), fine_tune_steps=10)
+    # The leaderboard entries' recipe: operands drawn by value, AdamW without
+    # bias correction, decay on every tensor (Python's stream and optimiser
+    # must follow the plan's settings).
+    addition_case(p, "adder_mlx_adamw", "examples/adder/trained_qwen3.pos",
+                  ["model.precision=f64", "train.steps=100", "train.bias_correction=false", "train.weight_decay_on=all",
+                   "eval.protocol=lengths", "task.test_digits=[3, 10]", "task.problems_per_length=20"],
+                  fine_tune_steps=10)
     documents_case(p, "documents_tiny", "tests/python/documents_tiny.pos")
     llama_case(p, "qwen3_layout", [], "Qwen3ForCausalLM")
     llama_case(p, "llama_layout", ["model.qk_norm=false", "model.bias=true"], "LlamaForCausalLM")

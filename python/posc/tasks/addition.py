@@ -205,10 +205,25 @@ def random_number(length, rng):
     return int("".join(str(d) for d in reversed(digits)))
 
 
+def random_value(min_length, max_length, rng):
+    """Uniform over the values of min_length..max_length digits (task::randomValue):
+    max_length uniform digits, leading zeros dropped, drawn again while shorter
+    than min_length."""
+    while True:
+        digits = [uniform_below(10, rng) for _ in range(max_length)]
+        value = int("".join(str(d) for d in reversed(digits)))
+        if len(str(value)) >= min_length:
+            return value
+
+
 def sample_training_problem(task, rng):
-    """Each operand's length uniform in the training range, then its digits."""
+    """Each operand's length uniform in the training range, then its digits;
+    with task.sampling = values, each operand's value uniform instead."""
     operands = []
     for _ in range(task.operands):
+        if task.sampling == "values":
+            operands.append(random_value(task.train_min_digits, task.train_max_digits, rng))
+            continue
         length = task.train_min_digits + uniform_below(task.train_max_digits - task.train_min_digits + 1, rng)
         operands.append(random_number(length, rng))
     return Problem.of(*operands)
