@@ -14,7 +14,6 @@
 
 #include <cmath>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <type_traits>
 
@@ -142,13 +141,26 @@ double FusedAdamW::gradNorm() const {
   return std::sqrt(sum);
 }
 
+torch::optim::AdamWParamState& FusedAdamW::stateOf(const torch::Tensor& p) {
+  const auto key = stateKey(state_, p);
+  auto found = state_.find(key);
+  if (found == state_.end()) {
+    auto fresh = std::make_unique<torch::optim::AdamWParamState>();
+    fresh->step(0);
+    fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
+    found = state_.emplace(key, std::move(fresh)).first;
+  }
+  return static_cast<torch::optim::AdamWParamState&>(*found->second);
+}
+
 void FusedAdamW::stepScaled(double grad_scale) {
   torch::NoGradGuard no_grad;
-  if (!fusable() && !bias_correction_) {
-    stepUncorrectedTensors(grad_scale);
-    return;
-  }
   if (!fusable()) {
+    if (!bias_correction_) {
+      stepUncorrectedTensors(grad_scale);
+      return;
+    }
     if (grad_scale != 1.0)
       for (auto& group : param_groups())
         for (auto& p : group.params())
@@ -160,16 +172,7 @@ void FusedAdamW::stepScaled(double grad_scale) {
     auto& options = static_cast<torch::optim::AdamWOptions&>(group.options());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      const auto key = stateKey(state_, p);
-      auto found = state_.find(key);
-      if (found == state_.end()) {
-        auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-        fresh->step(0);
-        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        found = state_.emplace(key, std::move(fresh)).first;
-      }
-      auto& state = static_cast<torch::optim::AdamWParamState&>(*found->second);
+      auto& state = stateOf(p);
       state.step(state.step() + 1);
       const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
       const double bias_correction1 = 1 - std::pow(beta1, static_cast<double>(state.step()));
@@ -195,26 +198,22 @@ void FusedAdamW::stepScaled(double grad_scale) {
 void FusedAdamW::stepUncorrectedTensors(double grad_scale) {
   for (auto& group : param_groups()) {
     auto& options = static_cast<torch::optim::AdamWOptions&>(group.options());
-    if (options.amsgrad()) throw std::logic_error("FusedAdamW: AMSGrad without bias correction is not implemented");
     const double beta1 = std::get<0>(options.betas()), beta2 = std::get<1>(options.betas());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      const auto key = stateKey(state_, p);
-      auto found = state_.find(key);
-      if (found == state_.end()) {
-        auto fresh = std::make_unique<torch::optim::AdamWParamState>();
-        fresh->step(0);
-        fresh->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        fresh->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-        found = state_.emplace(key, std::move(fresh)).first;
-      }
-      auto& state = static_cast<torch::optim::AdamWParamState&>(*found->second);
+      auto& state = stateOf(p);
       state.step(state.step() + 1);
       const torch::Tensor g = p.grad() * grad_scale;
       p.mul_(1 - options.lr() * options.weight_decay());
       state.exp_avg().mul_(beta1).add_(g, 1 - beta1);
       state.exp_avg_sq().mul_(beta2).addcmul_(g, g, 1 - beta2);
-      p.addcdiv_(state.exp_avg(), state.exp_avg_sq().sqrt().add_(options.eps()), -options.lr());
+      torch::Tensor v = state.exp_avg_sq();
+      if (options.amsgrad()) {  // AMSGrad: the largest second moment so far, as AdamW keeps it
+        if (!state.max_exp_avg_sq().defined()) state.max_exp_avg_sq(torch::zeros_like(v));
+        torch::max_out(state.max_exp_avg_sq(), state.max_exp_avg_sq(), v);
+        v = state.max_exp_avg_sq();
+      }
+      p.addcdiv_(state.exp_avg(), v.sqrt().add_(options.eps()), -options.lr());
     }
   }
 }

@@ -39,12 +39,14 @@ class FusedAdamW : public torch::optim::AdamW {
 
   // false: Adam without bias correction, p -= lr m / (sqrt(v) + eps) with
   // the raw moments (MLX's AdamW default; train.bias_correction). Parameters
-  // the fused loop cannot take then update through tensor operations with
-  // the same formulas, not through AdamW's own step.
+  // the fused loop cannot take (or AMSGrad) then update through tensor
+  // operations with the same formulas, not through AdamW's own step.
   void setBiasCorrection(bool on) { bias_correction_ = on; }
 
  private:
   bool fusable() const;
+  // p's state, created (step 0, zero moments) on its first step.
+  torch::optim::AdamWParamState& stateOf(const torch::Tensor& p);
   void stepUncorrectedTensors(double grad_scale);
 
   bool bias_correction_ = true;
