@@ -178,18 +178,48 @@ std::string rotary(const plan::ExperimentPlan& plan) {
   return s;
 }
 
+// softmax1 and the null slot add terms exp(0) to the softmax's normaliser
+// (the null slot's with its value), as posc's attentionWeights
+// (runtime/model/attention.cpp) defines them; FlexAttention's output over the
+// keys and its logsumexp (return_lse=True) give them exactly. With S the
+// keys' sum of exp(score) and c the number of extra terms, a key's weight is
+// exp(score) / (S + c), its flex weight times S / (S + c) = sigmoid(lse -
+// log c), and the null slot's weight is 1 / (S + c).
+std::string normaliser() {
+  return "\n\n"
+         "EXTRA_TERMS = int(SOFTMAX1) + int(NULL_SLOT)  # terms exp(0) in the normaliser beside the keys\n\n\n"
+         "def finish(out, lse, null_value=None):\n"
+         "    \"\"\"flex_attention's (out, lse) with return_lse=True -> posc's attention\n"
+         "    output (B, H, L, D): the keys' weights shrink by S / (S + EXTRA_TERMS),\n"
+         "    S = exp(lse), and the null slot adds null_value (H, D) with weight\n"
+         "    1 / (S + EXTRA_TERMS).\"\"\"\n"
+         "    if EXTRA_TERMS == 0:\n"
+         "        return out\n"
+         "    keep = torch.sigmoid(lse.to(torch.float64) - math.log(EXTRA_TERMS)).unsqueeze(-1)\n"
+         "    result = out * keep.to(out.dtype)\n"
+         "    if NULL_SLOT:\n"
+         "        null = ((1 - keep) / EXTRA_TERMS).to(out.dtype)\n"
+         "        result = result + null * null_value.to(out.dtype).view(1, HEADS, 1, -1)\n"
+         "    return result\n\n\n"
+         "def normalise(scores):\n"
+         "    \"\"\"Masked scores (B, H, L, L) -> (the keys' weights, the null slot's\n"
+         "    weight (B, H, L, 1)): the dense form of finish, for paths that read\n"
+         "    the probabilities. Without a null slot its weight is zero.\"\"\"\n"
+         "    if EXTRA_TERMS == 0:\n"
+         "        weights = torch.softmax(scores, dim=-1)\n"
+         "        return weights, torch.zeros_like(weights[..., :1])\n"
+         "    top = scores.amax(-1, keepdim=True).clamp_min(0).detach()\n"
+         "    e = (scores - top).exp()\n"
+         "    rest = (-top).exp()\n"
+         "    denominator = EXTRA_TERMS * rest + e.sum(-1, keepdim=True)\n"
+         "    null = rest / denominator if NULL_SLOT else torch.zeros_like(denominator)\n"
+         "    return e / denominator, null\n";
+}
+
 }  // namespace
 
 std::optional<std::string> emitModule(const plan::ExperimentPlan& plan, std::string& why) {
   const plan::AttentionPlan& a = plan.attention;
-  if (plan.model.softmax != plan::SoftmaxKind::Standard) {
-    why = "softmax1 adds 1 to the softmax's denominator: FlexAttention's score_mod changes scores, not the normaliser";
-    return std::nullopt;
-  }
-  if (a.null_slot) {
-    why = "the null slot is a key that is not a token: FlexAttention attends only to the sequence's keys";
-    return std::nullopt;
-  }
   if (plan.handset) {
     why = "a hand-set model has per-layer ALiBi and weights; `posc export onnx` writes it whole";
     return std::nullopt;
@@ -203,15 +233,19 @@ std::optional<std::string> emitModule(const plan::ExperimentPlan& plan, std::str
       "    q, k = apply_rotary(q, k, channels)\n"
       "    score_mod = make_score_mod(channels, load_params(\"seed0/final.safetensors\"))\n"
       "    block_mask = create_block_mask(mask_mod, B, None, L, L)\n"
-      "    out = flex_attention(q, k, v, score_mod=score_mod, block_mask=block_mask)\n\n"
+      "    out, lse = flex_attention(q, k, v, score_mod=score_mod, block_mask=block_mask, return_lse=True)\n"
+      "    out = finish(out, lse, null_value)   # softmax1 and the null slot; else out itself\n\n"
       "flex_attention's default scale is 1 / sqrt(head_dim), as posc's.\n"
       "\"\"\"\n"
       "import json\nimport math\nimport struct\n\nimport torch\n\n"
       "EXPERIMENT = \"{}\"\nHEADS = {}\nHEAD_DIM = {}\n"
+      "SOFTMAX1 = {}  # the normaliser has a term exp(0) beside the keys\n"
+      "NULL_SLOT = {}  # one more key with score 0 and a learned value per head (H, HEAD_DIM)\n"
       "CHANNELS = (\"position\", \"column\", \"row\", \"kind\", \"segment\")  # rows of the channels tensor\n"
       "KINDS = {{\"digit\": 0, \"separator\": 1, \"special\": 2}}  # values of the kind channel\n\n\n",
       plan.name, plan.preset.empty() ? "" : fmt::format(" (preset {})", plan.preset), plan.source_path, plan.name,
-      plan.model.heads, plan.model.head_dim);
+      plan.model.heads, plan.model.head_dim, plan.model.softmax == plan::SoftmaxKind::Softmax1 ? "True" : "False",
+      a.null_slot ? "True" : "False");
 
   s += "# Absolute embeddings added to the token embedding, in order: the first\n"
        "# learned table is transformer.wpe.weight in final.safetensors, later ones\n"
@@ -263,6 +297,7 @@ std::optional<std::string> emitModule(const plan::ExperimentPlan& plan, std::str
   s += "\n\ndef mask_mod(b, h, q_idx, kv_idx):\n    \"\"\"Causal: a query sees itself and the keys before it.\"\"\"\n"
        "    return q_idx >= kv_idx\n\n\n";
   s += rotary(plan);
+  s += normaliser();
   return s;
 }
 

@@ -25,8 +25,12 @@
 //     scales) and key zeroing, for q and k of shape (B, H, L, head_dim) with
 //     pairs on adjacent dimensions, as posc rotates them before the scores.
 //
-// What FlexAttention cannot express is refused with the reason: softmax1 and
-// the null slot change the normaliser, not a score.
+//   - `finish(out, lse, null_value)` and `normalise(scores)`: softmax1 and the
+//     null slot add terms exp(0) to the normaliser, which no score_mod can;
+//     flex_attention's output and logsumexp (return_lse=True) give posc's
+//     output exactly, and `normalise` is the same on a dense score tensor.
+//
+// A hand-set model is refused with the reason (its layers differ).
 #pragma once
 
 #include <optional>

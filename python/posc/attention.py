@@ -88,8 +88,11 @@ def emit_module(pos_file, out_path, posc="posc", preset=None, settings=()):
 
 
 def dense_probabilities(q, k, channels, emitted, params):
-    """(B, H, L, L) attention probabilities: the scaled scores, the emitted
-    score_mod broadcast over (b, h, q_idx, kv_idx), the mask and a softmax."""
+    """(B, H, L, L) attention probabilities of the keys, and (B, H, L, 1) the
+    null slot's: the scaled scores, the emitted score_mod broadcast over (b,
+    h, q_idx, kv_idx), the mask and the experiment's softmax (the emitted
+    `normalise`: softmax1 and the null slot leave the keys' row sums below
+    1). Modules from before softmax1 and the null slot: a softmax, no slot."""
     B, H, L, D = q.shape
     scores = q @ k.transpose(-2, -1) / math.sqrt(D)
     dev = q.device
@@ -99,15 +102,24 @@ def dense_probabilities(q, k, channels, emitted, params):
     j = torch.arange(L, device=dev).view(1, 1, 1, L)
     scores = emitted.make_score_mod(channels, params)(scores, b, h, i, j).expand(B, H, L, L)
     scores = scores.masked_fill(~emitted.mask_mod(b, h, i, j).expand(B, H, L, L), -math.inf)
-    return torch.softmax(scores, dim=-1)
+    if hasattr(emitted, "normalise"):
+        return emitted.normalise(scores)
+    weights = torch.softmax(scores, dim=-1)
+    return weights, torch.zeros_like(weights[..., :1])
 
 
-def flex_output(q, k, v, channels, emitted, params):
-    """softmax(score_mod(q k^T / sqrt(D))) v through flex_attention."""
+def flex_output(q, k, v, channels, emitted, params, null_value=None):
+    """softmax(score_mod(q k^T / sqrt(D))) v through flex_attention; with
+    softmax1 or a null slot, flex_attention's logsumexp gives the extra
+    terms of the normaliser (the emitted `finish`)."""
     flex_attention, create_block_mask = _flex()
     B, _, L, _ = q.shape
     mask = create_block_mask(emitted.mask_mod, B, None, L, L, device=q.device)
-    return flex_attention(q, k, v, score_mod=emitted.make_score_mod(channels, params), block_mask=mask)
+    score_mod = emitted.make_score_mod(channels, params)
+    if getattr(emitted, "EXTRA_TERMS", 0) == 0:
+        return flex_attention(q, k, v, score_mod=score_mod, block_mask=mask)
+    out, lse = flex_attention(q, k, v, score_mod=score_mod, block_mask=mask, return_lse=True)
+    return emitted.finish(out, lse, null_value)
 
 
 def can_use_flex(*tensors):

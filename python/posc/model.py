@@ -15,7 +15,8 @@ The blocks are posc's: pre-norm (LayerNorm, or RMSNorm x rsqrt(mean(x^2) +
 1e-5) w; eps 1e-5; LayerNorm without a bias when the model has none),
 attention with scores q.k / sqrt(head_dim) (grouped key/value heads,
 n_kv_head; RMSNorm on each query and key head with qk_norm), then the
-experiment's rotations, score terms and mask from the emitted module; GELU
+experiment's rotations, score terms, mask and normaliser (softmax, softmax1,
+the null slot) from the emitted module; GELU
 (exact), ReGLU or SwiGLU feed-forward; a final norm and the tied (or
 separate) head. Learned absolute tables (the first is GPT's wpe, later ones
 posc.abs_emb<i>) and sinusoidal encodings add to the token embedding.
@@ -26,7 +27,8 @@ may replace, the activations:
     transformer.hook_embed                       (B, L, W) token + absolute embeddings
     transformer.h.<l>.attn.hook_q / hook_k       (B, H, L, D) after rotation
     transformer.h.<l>.attn.hook_v                (B, H, L, D)
-    transformer.h.<l>.attn.hook_attn_probs       (B, H, L, L) softmax over keys (rows sum to 1)
+    transformer.h.<l>.attn.hook_attn_probs       (B, H, L, L) the keys' weights (rows sum to 1, or
+                                                 less with softmax1 or a null slot)
     transformer.h.<l>.attn.hook_z                (B, H, L, D) per-head outputs
     transformer.h.<l>.hook_attn_out / hook_mlp_out   (B, L, W)
     transformer.h.<l>.hook_resid_mid / hook_resid_post   (B, L, W)
@@ -96,6 +98,12 @@ class Attention(nn.Module):
         for name in ("hook_q", "hook_k", "hook_v", "hook_attn_probs", "hook_z"):
             setattr(self, name, HookPoint())
 
+    def use_null_slot(self, owner):
+        """owner.null_value (H, D): this layer's null-slot value, registered
+        where the checkpoint names it (posc.block<l>.attn.null_value) and
+        held here without registering it twice."""
+        object.__setattr__(self, "_null_owner", owner)
+
     def forward(self, x, channels, params):
         B, L, _ = x.shape
         H, G, D = self.heads, self.kv_heads, self.head_dim
@@ -108,10 +116,16 @@ class Attention(nn.Module):
         k, v = k.repeat_interleave(H // G, dim=1), v.repeat_interleave(H // G, dim=1)
         q, k = self.emitted.apply_rotary(q, k, channels)
         q, k, v = self.hook_q(q), self.hook_k(k), self.hook_v(v)
-        if not self.hook_attn_probs.hooked() and attn_fn.can_use_flex(q, k, v, *params.values()):
-            out = attn_fn.flex_output(q, k, v, channels, self.emitted, params)
+        owner = self.__dict__.get("_null_owner")
+        null_value = owner.null_value if owner is not None else None
+        tensors = (q, k, v, *params.values()) + ((null_value,) if null_value is not None else ())
+        if not self.hook_attn_probs.hooked() and attn_fn.can_use_flex(*tensors):
+            out = attn_fn.flex_output(q, k, v, channels, self.emitted, params, null_value)
         else:
-            out = self.hook_attn_probs(attn_fn.dense_probabilities(q, k, channels, self.emitted, params)) @ v
+            weights, null = attn_fn.dense_probabilities(q, k, channels, self.emitted, params)
+            out = self.hook_attn_probs(weights) @ v
+            if null_value is not None:
+                out = out + null * null_value.view(1, H, 1, D)
         out = self.hook_z(out)
         return self.c_proj(out.transpose(1, 2).reshape(B, L, H * D))
 
@@ -201,11 +215,20 @@ class PoscGPT(nn.Module):
             learned_params = (learned_parameter_names(metadata["plan"]) if metadata.get("plan")
                               else list(emitted.initial_params()))
         self.transformer = Transformer(cfg, emitted)
-        self.posc = nn.Module()  # the checkpoint's posc.* tensors: score_params, abs_emb<i> (i >= 1)
+        # the checkpoint's posc.* tensors: score_params, abs_emb<i> (i >= 1),
+        # block<l>.attn.null_value (the null slot's value per head)
+        self.posc = nn.Module()
         self.posc.score_params = ScoreParams(emitted.initial_params(), set(learned_params))
         for i, e in enumerate(emitted.EMBEDDINGS):
             if e["kind"] == "learned" and i > 0:
                 setattr(self.posc, f"abs_emb{i}", nn.Embedding(e["size"], cfg["n_embd"]))
+        if getattr(emitted, "NULL_SLOT", False):
+            for layer, block in enumerate(self.transformer.h):
+                owner = nn.Module()
+                owner.attn = nn.Module()
+                owner.attn.null_value = nn.Parameter(torch.zeros(cfg["n_head"], cfg["head_dim"]))
+                setattr(self.posc, f"block{layer}", owner)
+                block.attn.use_null_slot(owner.attn)
         if not cfg["tied_embeddings"]:
             self.lm_head = nn.Linear(cfg["n_embd"], cfg["vocab_size"], bias=False)
 

@@ -131,10 +131,22 @@ TEST(Flex, WhatFlexAttentionCannotExpressIsRefusedWithTheReason) {
   const posc::testing::PoscResult handset = posc::testing::runPosc("emit flex examples/adder/handset.pos");
   EXPECT_EQ(handset.status, 2);
   EXPECT_NE(handset.err.find("has no FlexAttention form"), std::string::npos) << handset.err;
-  const posc::testing::PoscResult null_slot =
+}
+
+// softmax1 and the null slot change the normaliser, which flex_attention's
+// logsumexp gives: the module says which it has (the numbers are checked
+// against posc's logits below).
+TEST(Flex, Softmax1AndTheNullSlotAreWrittenWithTheNormaliser) {
+  const posc::testing::PoscResult softmax1 =
       posc::testing::runPosc("emit flex examples/quickstart.pos --set 'model.softmax=softmax1'");
-  EXPECT_EQ(null_slot.status, 2) << null_slot.err;
-  EXPECT_NE(null_slot.err.find("softmax1 adds 1 to the softmax's denominator"), std::string::npos) << null_slot.err;
+  ASSERT_EQ(softmax1.status, 0) << softmax1.err;
+  EXPECT_NE(softmax1.out.find("SOFTMAX1 = True"), std::string::npos);
+  EXPECT_NE(softmax1.out.find("NULL_SLOT = False"), std::string::npos);
+  const posc::testing::PoscResult null_slot = posc::testing::runPosc("emit flex examples/longctx/decay_sink.pos");
+  ASSERT_EQ(null_slot.status, 0) << null_slot.err;
+  EXPECT_NE(null_slot.out.find("SOFTMAX1 = False"), std::string::npos);
+  EXPECT_NE(null_slot.out.find("NULL_SLOT = True"), std::string::npos);
+  EXPECT_NE(null_slot.out.find("def finish(out, lse, null_value=None)"), std::string::npos);
 }
 
 }  // namespace
@@ -153,8 +165,13 @@ void writeModelCase(plan::ExperimentPlan plan, torch::ScalarType dtype, const fs
   gpt->to(dtype);
   {
     torch::NoGradGuard no_grad;
-    for (auto& p : gpt->named_parameters())
-      if (p.key().rfind("score_params.", 0) == 0) p.value().add_(0.05 * torch::randn_like(p.value()));
+    for (auto& p : gpt->named_parameters()) {
+      const std::string& name = p.key();
+      if (name.rfind("score_params.", 0) == 0) p.value().add_(0.05 * torch::randn_like(p.value()));
+      // The null slot's values start at zero; a check must see them.
+      if (name.size() > 11 && name.compare(name.size() - 11, 11, ".null_value") == 0)
+        p.value().normal_(0, 1);
+    }
   }
   gpt->eval();
   torch::NoGradGuard no_grad;
@@ -168,28 +185,51 @@ void writeModelCase(plan::ExperimentPlan plan, torch::ScalarType dtype, const fs
 // A posc checkpoint runs in plain PyTorch (tools/posc_model.py with the
 // experiment's emitted module) with posc's logits and its greedy choice at
 // every position of 50 teacher-forced problems. The trained adder covers
-// today's blocks (grouped-query heads, qk_norm, SwiGLU, no biases).
+// today's blocks (grouped-query heads, qk_norm, SwiGLU, no biases); the
+// study's models with softmax1, a null slot or both cover the normaliser
+// (flex_attention's logsumexp under PyTorch 2.x).
 TEST(Flex, PoscModelInPythonGivesPoscsLogits) {
   if (interpreters().empty()) GTEST_SKIP() << kNoTorch;
   const fs::path dir = fs::path(::testing::TempDir()) / "flex_model";
   fs::create_directories(dir);
   std::string cases;  // MODULE MODEL DATA TOLERANCE, for one Python process per interpreter
   int checked = 0;
-  for (auto [file, preset] : {std::pair{"examples/addition/rope2d_decay_sink.pos", "small"},
-                              std::pair{"examples/addition/learned_absolute.pos", "small"},
-                              std::pair{"examples/addition/abacus.pos", "small"},
-                              std::pair{"examples/addition/t5_position.pos", "small"},
-                              std::pair{"examples/addition/xpos_position.pos", "small"},
-                              std::pair{"examples/adder/trained_qwen3.pos", ""}}) {
-    SCOPED_TRACE(file);
-    const plan::ExperimentPlan plan = compileSmall(file, preset);
+  struct Case {
+    const char* file;
+    const char* preset;
+    bool softmax1 = false, null_slot = false;
+  };
+  for (const Case& c : {Case{"examples/addition/rope2d_decay_sink.pos", "small"},
+                        Case{"examples/addition/learned_absolute.pos", "small"},
+                        Case{"examples/addition/abacus.pos", "small"},
+                        Case{"examples/addition/t5_position.pos", "small"},
+                        Case{"examples/addition/xpos_position.pos", "small"},
+                        Case{"examples/adder/trained_qwen3.pos", ""},
+                        Case{"examples/addition/rope2d_decay_sink.pos", "small", true, false},
+                        Case{"examples/addition/rope2d_decay.pos", "small", false, true},
+                        Case{"examples/addition/t5_position.pos", "small", true, true}}) {
+    SCOPED_TRACE(c.file);
+    plan::ExperimentPlan plan = compileSmall(c.file, c.preset);
     ASSERT_FALSE(plan.name.empty());
-    const std::string stem = fs::path(file).stem().string();
-    const std::string preset_flag = *preset ? std::string(" --preset ") + preset : std::string();
-    const posc::testing::PoscResult emitted = posc::testing::runPosc(std::string("emit flex ") + file + preset_flag);
-    ASSERT_EQ(emitted.status, 0) << emitted.err;
+    std::string stem = fs::path(c.file).stem().string();
+    std::string text;
+    if (c.softmax1 || c.null_slot) {
+      // The plan as `softmax = softmax1` and `use null_attention()` would make it.
+      if (c.softmax1) plan.model.softmax = plan::SoftmaxKind::Softmax1;
+      plan.attention.null_slot = c.null_slot;
+      stem += std::string(c.softmax1 ? "_softmax1" : "") + (c.null_slot ? "_null_slot" : "");
+      std::string why;
+      const std::optional<std::string> module = flex::emitModule(plan, why);
+      ASSERT_TRUE(module) << why;
+      text = *module;
+    } else {
+      const std::string preset_flag = *c.preset ? std::string(" --preset ") + c.preset : std::string();
+      const posc::testing::PoscResult emitted = posc::testing::runPosc(std::string("emit flex ") + c.file + preset_flag);
+      ASSERT_EQ(emitted.status, 0) << emitted.err;
+      text = emitted.out;
+    }
     const fs::path module = dir / (stem + ".py");
-    posc::testing::writeFile(module, emitted.out);
+    posc::testing::writeFile(module, text);
     for (auto [dtype, tolerance] : {std::pair{torch::kDouble, 1e-10}, std::pair{torch::kFloat, 1e-5}}) {
       const std::string tag = dtype == torch::kDouble ? ".f64" : ".f32";
       const fs::path model = dir / (stem + tag + ".model.safetensors"), data = dir / (stem + tag + ".data.safetensors");
