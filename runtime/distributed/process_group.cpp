@@ -1,9 +1,14 @@
-// The c10d process group over Gloo: see process_group.h.
+// The c10d process group over Gloo, or NCCL for ranks on CUDA where the
+// build has it (POSC_WITH_NCCL: a CUDA LibTorch 2.x); see process_group.h.
 #include "runtime/distributed/process_group.h"
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
+#ifdef POSC_WITH_NCCL
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
 
 #include <cstdlib>
 #include <map>
@@ -14,9 +19,43 @@ namespace posc::dist {
 
 bool available() { return true; }
 
+const char* backendFor(const torch::Device& device) {
+#ifdef POSC_WITH_NCCL
+  if (device.is_cuda()) return "NCCL";
+#endif
+  (void)device;
+  return "Gloo";
+}
+
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;  // the CPU's, and CUDA's without NCCL
+#ifdef POSC_WITH_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;  // CUDA's: tensors stay on the rank's GPU
+#endif
+  torch::Device device = torch::kCPU;
+
+  bool onDevice() const {
+#ifdef POSC_WITH_NCCL
+    return static_cast<bool>(nccl);
+#else
+    return false;
+#endif
+  }
+  // Calls f with the group's backend (both have c10d's collective API).
+  template <typename F>
+  void with(F&& f) {
+#ifdef POSC_WITH_NCCL
+    if (nccl) {
+      const c10::cuda::CUDAGuard guard(device);
+      f(*nccl);
+      return;
+    }
+#endif
+    f(*gloo);
+  }
+  // Where a collective's buffer lives: the GPU with NCCL, else the host.
+  torch::Tensor staged(const torch::Tensor& t) const { return onDevice() ? t : t.to(torch::kCPU); }
 };
 
 namespace {
@@ -54,8 +93,11 @@ void guarded(const Launch& l, const char* what, F&& f) {
 ProcessGroup::ProcessGroup(Launch launch) : launch_(std::move(launch)), impl_(std::make_unique<Impl>()) {}
 ProcessGroup::~ProcessGroup() = default;
 
-std::unique_ptr<ProcessGroup> ProcessGroup::join(const Launch& launch) {
+const char* ProcessGroup::backend() const { return impl_->onDevice() ? "NCCL" : "Gloo"; }
+
+std::unique_ptr<ProcessGroup> ProcessGroup::join(const Launch& launch, const torch::Device& device) {
   std::unique_ptr<ProcessGroup> pg(new ProcessGroup(launch));
+  pg->impl_->device = device;
   const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(launch.timeout);
   guarded(launch,
           fmt::format("joining the process group at {}:{}", launch.master_addr, launch.master_port).c_str(), [&] {
@@ -66,10 +108,19 @@ std::unique_ptr<ProcessGroup> ProcessGroup::join(const Launch& launch) {
             so.waitWorkers = true;
             so.timeout = timeout;
             pg->impl_->store = c10::make_intrusive<c10d::TCPStore>(launch.master_addr, so);
+#ifdef POSC_WITH_NCCL
+            if (device.is_cuda()) {
+              auto options = c10d::ProcessGroupNCCL::Options::create();
+              options->timeout = timeout;
+              pg->impl_->nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(pg->impl_->store, launch.rank,
+                                                                            launch.world_size, options);
+              return;
+            }
+#endif
             auto options = c10d::ProcessGroupGloo::Options::create(timeout);
             options->devices.push_back(glooDevice(launch));
-            pg->impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(pg->impl_->store, launch.rank,
-                                                                           launch.world_size, options);
+            pg->impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(pg->impl_->store, launch.rank,
+                                                                          launch.world_size, options);
           });
   return pg;
 }
@@ -99,10 +150,10 @@ void ProcessGroup::allReduceSum(const std::vector<torch::Tensor>& tensors) {
   guarded(launch_, "an all-reduce of the gradients", [&] {
     for (Bucket& b : buckets) {
       std::vector<torch::Tensor> parts;
-      for (size_t i : b.members) parts.push_back(tensors[i].detach().reshape({-1}).to(torch::kCPU));
+      for (size_t i : b.members) parts.push_back(impl_->staged(tensors[i].detach().reshape({-1})));
       b.flat = torch::cat(parts);
       std::vector<torch::Tensor> io{b.flat};
-      works.push_back(impl_->group->allreduce(io));
+      impl_->with([&](auto& group) { works.push_back(group.allreduce(io)); });
     }
     for (auto& w : works) w->wait();
   });
@@ -121,17 +172,21 @@ void ProcessGroup::broadcast(const std::vector<torch::Tensor>& tensors, int root
   guarded(launch_, "a broadcast of the weights", [&] {
     torch::NoGradGuard no_grad;
     for (const torch::Tensor& t : tensors) {
-      std::vector<torch::Tensor> io{t.detach().to(torch::kCPU).contiguous()};
+      std::vector<torch::Tensor> io{impl_->staged(t.detach()).contiguous()};
       c10d::BroadcastOptions o;
       o.rootRank = root;
-      impl_->group->broadcast(io, o)->wait();
+      impl_->with([&](auto& group) { group.broadcast(io, o)->wait(); });
       t.copy_(io[0]);
     }
   });
 }
 
 void ProcessGroup::barrier() {
-  guarded(launch_, "a barrier", [&] { impl_->group->barrier()->wait(); });
+  guarded(launch_, "a barrier", [&] {
+    c10d::BarrierOptions o;
+    if (impl_->onDevice()) o.device_ids = {impl_->device.index()};  // NCCL's barrier runs on this rank's GPU
+    impl_->with([&](auto& group) { group.barrier(o)->wait(); });
+  });
 }
 
 }  // namespace posc::dist

@@ -3,9 +3,13 @@
 //
 // A launcher (torchrun --no_python, Slurm's srun with a wrapper, or a shell
 // loop) sets RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT (and usually
-// LOCAL_RANK). posc then joins a c10d process group over Gloo: rank 0 hosts
-// the rendezvous store (c10d::TCPStore) on MASTER_ADDR:MASTER_PORT, every rank
-// connects to it, and the group's collectives carry the gradients. Without
+// LOCAL_RANK). posc then joins a c10d process group: rank 0 hosts the
+// rendezvous store (c10d::TCPStore) on MASTER_ADDR:MASTER_PORT, every rank
+// connects to it, and the group's collectives carry the gradients. On the CPU
+// the group runs over Gloo; on CUDA (each rank on cuda:LOCAL_RANK) over NCCL
+// where the build has it (a CUDA LibTorch 2.x: c10d::ProcessGroupNCCL and
+// nccl.h), the tensors staying on the GPU, else over Gloo through host memory.
+// Without
 // those variables (or with WORLD_SIZE=1) posc runs exactly as a single
 // process.
 //
@@ -23,7 +27,7 @@
 // is a CollectiveError naming the rank, the world size and what failed, and
 // the trainer adds the step.
 //
-// This header does not include c10d or Gloo (runtime/distributed/
+// This header does not include c10d, Gloo or NCCL (runtime/distributed/
 // process_group.cpp does, and is built only where LibTorch ships the c10d
 // headers and Debian's libgloo-dev is installed; elsewhere available() is
 // false and joining says so).
@@ -71,21 +75,27 @@ std::optional<Launch> launchFromEnvironment();
 // Whether this build can join a process group (c10d and Gloo present).
 bool available();
 
+// The backend a group whose ranks train on `device` uses in this build:
+// "NCCL" on CUDA where the build has it, else "Gloo".
+const char* backendFor(const torch::Device& device);
+
 class ProcessGroup {
  public:
-  // Joins the group; blocks until every rank has joined or the timeout
-  // passes. Throws CollectiveError (or LaunchError where !available()).
-  static std::unique_ptr<ProcessGroup> join(const Launch& launch);
+  // Joins the group of ranks training on `device` (backendFor(device));
+  // blocks until every rank has joined or the timeout passes. Throws
+  // CollectiveError (or LaunchError where !available()).
+  static std::unique_ptr<ProcessGroup> join(const Launch& launch, const torch::Device& device = torch::kCPU);
   ~ProcessGroup();
 
   int rank() const { return launch_.rank; }
   int size() const { return launch_.world_size; }
   const Launch& launch() const { return launch_; }
+  const char* backend() const;
 
   // Sums each tensor over the ranks, in place. Tensors are packed into
   // buckets of one dtype (at most kBucketBytes each) and the buckets'
-  // all-reduces run concurrently; tensors on a GPU travel through host memory
-  // (Gloo on the CPU).
+  // all-reduces run concurrently; with Gloo, tensors on a GPU travel through
+  // host memory.
   static constexpr int64_t kBucketBytes = 25 << 20;
   void allReduceSum(const std::vector<torch::Tensor>& tensors);
   // Copies rank `root`'s values of each tensor into every rank's, in place.

@@ -5,13 +5,16 @@
 namespace posc::dist {
 
 bool available() { return false; }
+const char* backendFor(const torch::Device&) { return "none"; }
 
 struct ProcessGroup::Impl {};
 
 ProcessGroup::ProcessGroup(Launch launch) : launch_(std::move(launch)) {}
 ProcessGroup::~ProcessGroup() = default;
 
-std::unique_ptr<ProcessGroup> ProcessGroup::join(const Launch& launch) {
+const char* ProcessGroup::backend() const { return "none"; }
+
+std::unique_ptr<ProcessGroup> ProcessGroup::join(const Launch& launch, const torch::Device&) {
   throw LaunchError(launch.describe() +
                     ": this posc was built without data-parallel training (LibTorch's c10d headers or Debian's "
                     "libgloo-dev were missing at build time); install libgloo-dev and rebuild, or run one process");

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Data-parallel training of `posc run` across processes (runtime/distributed).
 
-usage: check_data_parallel.py POSC WORK_DIR
+usage: check_data_parallel.py POSC WORK_DIR [cuda]
 
 1. Two ranks on loopback (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set by
    hand, as any launcher does) train 20 steps of the small rope2d_decay
@@ -23,6 +23,11 @@ usage: check_data_parallel.py POSC WORK_DIR
    RANK without WORLD_SIZE, a batch that does not split across the ranks.
 
 Exits 77 (skipped) when this posc was built without Gloo.
+
+With `cuda` (CTest label cuda): step 1 alone, each rank on its own GPU
+(cuda:LOCAL_RANK) over NCCL against one process on cuda:0, with the same
+tolerances; exits 77 with fewer than 2 GPUs (NCCL takes one GPU per rank) or
+when the posc build has no NCCL. Not yet run on a GPU.
 """
 import json
 import os
@@ -35,9 +40,17 @@ import sys
 import time
 
 POSC, WORK = sys.argv[1], sys.argv[2]
+DEVICE = sys.argv[3] if len(sys.argv) > 3 else "cpu"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXPERIMENT = os.path.join(ROOT, "examples/addition/rope2d_decay.pos")
-COMMON = ["--preset", "small", "--seed", "0", "--threads", "1", "--no-progress", "--set", "train.log_every=5"]
+COMMON = ["--preset", "small", "--seed", "0", "--threads", "1", "--no-progress", "--set", "train.log_every=5",
+          "--device", DEVICE]
+if DEVICE == "cuda":
+    gpus = subprocess.run(["sh", "-c", "nvidia-smi -L 2>/dev/null | grep -c '^GPU'"], capture_output=True, text=True)
+    count = int(gpus.stdout.strip() or 0)
+    if count < 2:
+        print(f"skipped: {count} GPU(s) visible; data-parallel training over NCCL needs one GPU per rank, 2 at least")
+        sys.exit(77)
 FAST = ["--set", "train.warmup=0", "--set", "train.lr=3e-3"]
 failures = []
 
@@ -130,6 +143,9 @@ for name, precision, schedule, tolerance in (("f32", "f32", [], 1e-6), ("f32 lr 
     if any("built without data-parallel" in err for _, _, err in ranks):
         print("skipped: this posc was built without Gloo (Debian: libgloo-dev)")
         sys.exit(77)
+    if DEVICE == "cuda" and not any(" over NCCL," in err for _, _, err in ranks):
+        print("skipped: this posc has no NCCL (a CUDA LibTorch 2.x build has it); the ranks said: " + ranks[0][2][-300:])
+        sys.exit(77)
     check(single.returncode == 0, f"{name}: one process trains (exit {single.returncode}) {single.stderr[-300:]}")
     check(all(code == 0 for code, _, _ in ranks),
           f"{name}: both ranks train (exits {[c for c, _, _ in ranks]}) {ranks[0][2][-300:]} {ranks[1][2][-300:]}")
@@ -142,6 +158,10 @@ for name, precision, schedule, tolerance in (("f32", "f32", [], 1e-6), ("f32 lr 
     check(loss_diff <= max(tolerance, 1e-6) * 10,
           f"{name}: the 4 logged losses agree (max difference {loss_diff:.3g}; {a[-1] if a else '-'})")
     check(a[0] - a[-1] > 0.05 if len(a) == 4 else False, f"{name}: the loss falls over the 20 steps ({a})")
+
+if DEVICE == "cuda":
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)
 
 # 2. torchrun, where installed and working. Debian 12's torchrun (PyTorch 1.13
 # on Python 3.11) fails before it starts any process: its Std.from_str

@@ -14,6 +14,9 @@
 # torch wheel (tools/python_env.sh installs it; as tools/torch2_build.sh
 # does), instead of Debian's 1.13: CI's run, which so compiles and tests
 # posc's LibTorch parts against 2.x and under the sanitizers in one build.
+# The wheel is a CUDA build, so this also compiles and links what only CUDA
+# builds have: NCCL data-parallel training (runtime/distributed) and the CUDA
+# tests (test_cuda, which skip without a GPU).
 #
 # Exit status: non-zero on a sanitizer report (every check aborts the test
 # that trips it) or a failed test.
@@ -38,10 +41,17 @@ if [ "${2:-}" = torch2 ]; then
   export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"  # as tools/torch2_build.sh: no GPU to detect
 fi
 targets=(posc test_runtime test_jit test_probe test_handset test_study test_expr)
+[ "${2:-}" = torch2 ] && targets+=(test_cuda)
 
 cmake -S . -B "$build" -G Ninja -DPOSC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Sanitize "${torch[@]}" \
   -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1" -DCMAKE_C_FLAGS_SANITIZE="-O1 -g1" >/dev/null
 cmake --build "$build" --target "${targets[@]}"
+if [ "${2:-}" = torch2 ]; then
+  # What a CUDA LibTorch build has that Debian's has not: said, so CI's log shows it.
+  grep -q 'POSC_NCCL_INCLUDE_DIR:PATH=/' "$build/CMakeCache.txt" && nm -C "$build/posc" | grep -c 'c10d::ProcessGroupNCCL::ProcessGroupNCCL' >/dev/null \
+    && echo "sanitize: posc links c10d::ProcessGroupNCCL (data-parallel training on CUDA over NCCL)" \
+    || { echo "sanitize: this LibTorch 2.x build has no NCCL in posc" >&2; exit 1; }
+fi
 
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_stack_use_after_return=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -159,7 +159,13 @@ int runRun(const std::vector<std::string>& args) {
     std::fprintf(stderr, "posc: error: %s\n", e.what());
     return 2;
   }
-  if (launch) numerics += fmt::format("; data-parallel over {} ranks (Gloo)", launch->world_size);
+  // Each rank trains on its own GPU, as torchrun places ranks (the plan's
+  // hash keeps the device as written, the same on every rank).
+  if (launch && device == "cuda") ro.device = fmt::format("cuda:{}", launch->local_rank);
+  const torch::Device group_device =
+      launch && ro.device.rfind("cuda", 0) == 0 ? torch::Device(ro.device) : torch::Device(torch::kCPU);
+  if (launch)
+    numerics += fmt::format("; data-parallel over {} ranks ({})", launch->world_size, dist::backendFor(group_device));
   ro.plan_text = c.planWithProvenance(kVersion, numerics);
   ro.source_text = c.sources.file(0).text();
   ro.version = kVersion;
@@ -177,11 +183,11 @@ int runRun(const std::vector<std::string>& args) {
         throw dist::LaunchError(fmt::format("{}: train.batch = {} does not split evenly across {} ranks; make it a "
                                             "multiple of the world size",
                                             launch->describe(), plan.train.batch, launch->world_size));
-      group = dist::ProcessGroup::join(*launch);
+      group = dist::ProcessGroup::join(*launch, group_device);
       ro.group = group.get();
       if (group->rank() != 0) ro.progress_bar = false;
-      std::fprintf(stderr, "data-parallel: %s, %d rows of each batch of %d\n", launch->describe().c_str(),
-                   plan.train.batch / launch->world_size, plan.train.batch);
+      std::fprintf(stderr, "data-parallel: %s over %s, %d rows of each batch of %d\n", launch->describe().c_str(),
+                   group->backend(), plan.train.batch / launch->world_size, plan.train.batch);
     }
   } catch (const dist::LaunchError& e) {
     std::fprintf(stderr, "posc: error: %s\n", e.what());
