@@ -24,7 +24,16 @@ with 2 threads on the pthread build OMP_WAIT_POLICY=PASSIVE, as posc run sets
 it). tokens = batch x padded length on both sides. The
 peer's batches are made before timing; posc's step includes making them.
 
-    python3 bench/cpu_speed.py [--build build] [--rounds 3] [--markdown]
+With --torch2, the same run also times the peer under PyTorch 2.x (the
+git-ignored .venv-torch of tools/python_env.sh), eager and torch.compile'd,
+beside the 1.13 peer, at 1 and 2 threads, and prints posc's tokens/s over each
+(no targets: these rows are what a researcher would pick instead of posc, with
+PyTorch 2.x's own BLAS and compiler):
+
+  small and study step, 1 and 2 threads   posc tokens/s / peer tokens/s
+        for the peers: torch 1.13 eager, torch 2.x eager, torch 2.x compiled
+
+    python3 bench/cpu_speed.py [--build build] [--rounds 3] [--markdown] [--torch2]
 
 --markdown prints the table for the README's speed section.
 """
@@ -42,6 +51,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PYTHON = "/usr/bin/python3"  # Debian's, with python3-torch
+TORCH2_PYTHON = os.path.join(ROOT, ".venv-torch", "bin", "python")  # tools/python_env.sh
 
 
 def cpu_description():
@@ -95,10 +105,13 @@ def posc_step(build, name, threads):
     return runs[0]["real_time"], runs[0]["tokens/s"]
 
 
-def peer_step(build, size, threads, steps):
+def peer_step(build, size, threads, steps, python=PYTHON, compiled=False):
+    """(ms a step, tokens/s) of bench/peer/gpt.py under `python` (eager, or
+    torch.compile'd: its compiles happen before timing)."""
     env, _ = environment(build, threads)
-    out = subprocess.run([PYTHON, os.path.join(HERE, "peer", "gpt.py"), "--size", size, "--steps", str(steps),
-                          "--threads", str(threads), "--json"], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run([python, os.path.join(HERE, "peer", "gpt.py"), "--size", size, "--steps", str(steps),
+                          "--threads", str(threads), "--json"] + (["--compile"] if compiled else []),
+                         capture_output=True, text=True, env=env, check=True)
     r = json.loads(out.stdout.strip().splitlines()[-1])
     return r["step_ms"], r["tokens_per_s"]
 
@@ -128,19 +141,35 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--no-quickstart", action="store_true", help="leave out the whole quick start (about 2.5 min a round)")
+    p.add_argument("--torch2", action="store_true",
+                   help="also the peer under PyTorch 2.x (.venv-torch), eager and compiled, 1 and 2 threads")
     args = p.parse_args()
+    if args.torch2 and not os.path.exists(TORCH2_PYTHON):
+        sys.exit(f"--torch2 needs {TORCH2_PYTHON}: run bash tools/python_env.sh")
     model, flags, cores = cpu_description()
     _, kernels = environment(args.build, 1)
     torch_version = subprocess.run([PYTHON, "-c", "import torch; print(torch.__version__)"],
                                    capture_output=True, text=True).stdout.strip()
     print(f"CPU: {model}, {cores} cores, flags: {' '.join(flags) or 'none of avx2/avx512/amx'}")
     print(f"OpenBLAS: {kernels}; Python peer: torch {torch_version}", flush=True)
+    if args.torch2:
+        torch2_version = subprocess.run([TORCH2_PYTHON, "-c", "import torch; print(torch.__version__)"],
+                                        capture_output=True, text=True).stdout.strip()
+        print(f"PyTorch 2.x peer: torch {torch2_version} (its own BLAS and inductor)", flush=True)
+    torch2_peers = [("1.13 eager", PYTHON, False), ("2.x eager", TORCH2_PYTHON, False),
+                    ("2.x compiled", TORCH2_PYTHON, True)]
+    steps = {"small": 100, "study": 8}
 
     cases = {  # name: list of (ms, tokens/s), one per round
         "posc small": [], "peer small": [], "posc study": [], "peer study": [],
         "posc small 2t": [], "posc study 2t": [], "posc study bf16": [],
         "posc quick start": [], "peer quick start": [],
     }
+    if args.torch2:
+        for size in steps:
+            for threads in (1, 2):
+                for peer, _, _ in torch2_peers:
+                    cases[f"peer {size} {peer} {threads}t"] = []
     for r in range(args.rounds):
         print(f"round {r + 1} of {args.rounds} ...", file=sys.stderr, flush=True)
         cases["posc small"].append(posc_step(args.build, "TrainStep/small/rope2d_decay+jit", 1))
@@ -150,6 +179,12 @@ def main():
         cases["posc small 2t"].append(posc_step(args.build, "TrainStep/small/rope2d_decay+jit", 2))
         cases["posc study 2t"].append(posc_step(args.build, "TrainStep/study/rope2d_decay+jit", 2))
         cases["posc study bf16"].append(posc_step(args.build, "TrainStep/study/rope2d_decay+jit+bf16", 1))
+        if args.torch2:
+            for size in steps:
+                for threads in (1, 2):
+                    for peer, python, compiled in torch2_peers:
+                        cases[f"peer {size} {peer} {threads}t"].append(
+                            peer_step(args.build, size, threads, steps[size], python, compiled))
         if not args.no_quickstart:
             cases["posc quick start"].append((posc_quickstart(args.build, 1), 0))
             cases["peer quick start"].append((peer_quickstart(args.build, 1), 0))
@@ -183,6 +218,15 @@ def main():
         rows.append(("whole quick start, 1 thread: peer / posc wall time",
                      med("peer quick start", 0) / med("posc quick start", 0), 2.0,
                      f"posc {spread('posc quick start', 0)} s, peer {spread('peer quick start', 0)} s"))
+    if args.torch2:
+        for size, shape in (("small", "2 x 64"), ("study", "6 x 384")):
+            for threads in (1, 2):
+                for peer, _, _ in torch2_peers:
+                    name, ours = f"peer {size} {peer} {threads}t", f"posc {size}" + (" 2t" if threads == 2 else "")
+                    rows.append((f"{size} step ({shape}), {threads} thread{'s' if threads > 1 else ''}: "
+                                 f"posc / peer on torch {peer}",
+                                 med(ours, 1) / med(name, 1), None,
+                                 f"posc {spread(ours, 1)}, peer {spread(name, 1)} tokens/s"))
     print()
     if args.markdown:
         print("| ratio (medians of %d rounds, same run) | measured | target | figures |" % args.rounds)

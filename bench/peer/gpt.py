@@ -12,12 +12,17 @@ GPT-2's initialisation. Encodings:
   rope2d_decay  2D RoPE and the study's decay s * exp(-rate[h] |column
                 distance|), separator keys exempt, rates linspace(0.5, 0.05).
 Scores are dense with an explicit causal mask (PyTorch 1.13 has no fused
-attention on CPU); FlexAttention's score_mod is used on GPUs (bench/gpu/).
+attention on CPU); under PyTorch 2.x, --compile torch.compiles the model
+(inductor's CPU kernels; every batch runs once before timing, so compiles are
+not timed). FlexAttention's score_mod is used on GPUs only (bench/gpu/):
+PyTorch 2.15's flex_attention has no backward on the CPU, compiled or not
+("FlexAttention does not support backward on CPU").
 Batches: 64 addition problems of 1 to 10 digits laid out as posc lays them out
 (operands, separators, reversed sum, end), every row the whole sequence.
 
     python3 bench/peer/gpt.py --size study --steps 10            # one step's time
     python3 bench/peer/gpt.py --size study --trace peer.json     # a profile
+    .venv-torch/bin/python bench/peer/gpt.py --size study --compile   # PyTorch 2.x, compiled
 
 Prints the median step time and tokens/s (tokens = batch x sequence length,
 as posc counts them); --json prints one JSON line instead. Batches are made
@@ -187,10 +192,11 @@ def masked_loss(logits, targets, mask):
     return (nll * m).sum() / m.sum().clamp_min(1.0)
 
 
-def train_step(model, opt, batch, bf16=False):
+def train_step(model, opt, batch, bf16=False, step_model=None):
+    """One AdamW step; step_model (a compiled model) runs the forward pass."""
     tokens, targets, mask, row, col, kind = batch
     with torch.autocast(tokens.device.type, dtype=torch.bfloat16, enabled=bf16):
-        logits = model(tokens, row, col, kind)
+        logits = (model if step_model is None else step_model)(tokens, row, col, kind)
     loss = masked_loss(logits, targets, mask)
     opt.zero_grad(set_to_none=True)
     loss.backward()
@@ -199,7 +205,7 @@ def train_step(model, opt, batch, bf16=False):
     return loss
 
 
-def cpu_step_time(size, encoding, steps, warmup, bf16=False, trace=None):
+def cpu_step_time(size, encoding, steps, warmup, bf16=False, trace=None, compile_model=False):
     """Median seconds per training step and tokens per second on the CPU."""
     layers, width, heads = SIZES[size]
     torch.manual_seed(0)
@@ -207,9 +213,11 @@ def cpu_step_time(size, encoding, steps, warmup, bf16=False, trace=None):
     model = Peer(layers, width, heads, encoding)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     batches = [addition_batch(64, 10, torch.device("cpu"), gen) for _ in range(8)]
+    step_model = torch.compile(model) if compile_model else model
     times, tokens = [], []
-    for i in range(warmup):
-        train_step(model, opt, batches[i % len(batches)], bf16)
+    # Every batch once before timing when compiled: each new length compiles.
+    for i in range(max(warmup, len(batches) if compile_model else 0)):
+        train_step(model, opt, batches[i % len(batches)], bf16, step_model)
     profiler = torch.autograd.profiler.profile() if trace else None
     if profiler:
         profiler.__enter__()
@@ -217,7 +225,7 @@ def cpu_step_time(size, encoding, steps, warmup, bf16=False, trace=None):
         batch = batches[i % len(batches)]
         t0 = time.perf_counter()
         with torch.autograd.profiler.record_function("step"):
-            train_step(model, opt, batch, bf16)
+            train_step(model, opt, batch, bf16, step_model)
         times.append(time.perf_counter() - t0)
         tokens.append(batch[0].numel())
     if profiler:
@@ -236,16 +244,19 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--bf16", action="store_true", help="bf16 autocast (parameters stay float32)")
     p.add_argument("--trace", help="write a Chrome trace of the timed steps")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model (PyTorch 2.x)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    step, tps = cpu_step_time(args.size, args.encoding, args.steps, args.warmup, args.bf16, args.trace)
+    step, tps = cpu_step_time(args.size, args.encoding, args.steps, args.warmup, args.bf16, args.trace,
+                              args.compile)
+    how = "compiled" if args.compile else "eager"
     if args.json:
         print(json.dumps({"size": args.size, "encoding": args.encoding, "threads": args.threads,
                           "bf16": args.bf16, "step_ms": step * 1e3, "tokens_per_s": tps,
-                          "torch": torch.__version__}))
+                          "torch": torch.__version__, "attention": how}))
     else:
-        print(f"peer {args.size}/{args.encoding}: step {step * 1e3:.1f} ms, {tps:,.0f} tokens/s "
+        print(f"peer {args.size}/{args.encoding} ({how}): step {step * 1e3:.1f} ms, {tps:,.0f} tokens/s "
               f"(torch {torch.__version__}, {args.threads} thread(s){', bf16' if args.bf16 else ''})")
 
 
