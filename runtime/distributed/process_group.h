@@ -9,9 +9,8 @@
 // the group runs over Gloo; on CUDA (each rank on cuda:LOCAL_RANK) over NCCL
 // where the build has it (a CUDA LibTorch 2.x: c10d::ProcessGroupNCCL and
 // nccl.h), the tensors staying on the GPU, else over Gloo through host memory.
-// Without
-// those variables (or with WORLD_SIZE=1) posc runs exactly as a single
-// process.
+// Without those variables (or with WORLD_SIZE=1) posc runs exactly as a
+// single process.
 //
 // What the trainer does with a group (train/trainer.h): every rank draws the
 // same global batch from the seed's data stream and trains on its own
