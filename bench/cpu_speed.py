@@ -165,17 +165,22 @@ def main():
         "posc small 2t": [], "posc study 2t": [], "posc study bf16": [],
         "posc quick start": [], "peer quick start": [],
     }
+
+    def peer_case(size, peer, threads):
+        """The case of a --torch2 row; 1.13 eager on one thread is the targeted rows' peer, measured once."""
+        return f"peer {size}" if (peer, threads) == ("1.13 eager", 1) else f"peer {size} {peer} {threads}t"
+
     if args.torch2:
         for size in steps:
             for threads in (1, 2):
                 for peer, _, _ in torch2_peers:
-                    cases[f"peer {size} {peer} {threads}t"] = []
+                    cases.setdefault(peer_case(size, peer, threads), [])
     for r in range(args.rounds):
         print(f"round {r + 1} of {args.rounds} ...", file=sys.stderr, flush=True)
         cases["posc small"].append(posc_step(args.build, "TrainStep/small/rope2d_decay+jit", 1))
-        cases["peer small"].append(peer_step(args.build, "small", 1, 100))
+        cases["peer small"].append(peer_step(args.build, "small", 1, steps["small"]))
         cases["posc study"].append(posc_step(args.build, "TrainStep/study/rope2d_decay+jit", 1))
-        cases["peer study"].append(peer_step(args.build, "study", 1, 8))
+        cases["peer study"].append(peer_step(args.build, "study", 1, steps["study"]))
         cases["posc small 2t"].append(posc_step(args.build, "TrainStep/small/rope2d_decay+jit", 2))
         cases["posc study 2t"].append(posc_step(args.build, "TrainStep/study/rope2d_decay+jit", 2))
         cases["posc study bf16"].append(posc_step(args.build, "TrainStep/study/rope2d_decay+jit+bf16", 1))
@@ -183,8 +188,9 @@ def main():
             for size in steps:
                 for threads in (1, 2):
                     for peer, python, compiled in torch2_peers:
-                        cases[f"peer {size} {peer} {threads}t"].append(
-                            peer_step(args.build, size, threads, steps[size], python, compiled))
+                        if peer_case(size, peer, threads) != f"peer {size}":
+                            cases[peer_case(size, peer, threads)].append(
+                                peer_step(args.build, size, threads, steps[size], python, compiled))
         if not args.no_quickstart:
             cases["posc quick start"].append((posc_quickstart(args.build, 1), 0))
             cases["peer quick start"].append((peer_quickstart(args.build, 1), 0))
@@ -222,7 +228,7 @@ def main():
         for size, shape in (("small", "2 x 64"), ("study", "6 x 384")):
             for threads in (1, 2):
                 for peer, _, _ in torch2_peers:
-                    name, ours = f"peer {size} {peer} {threads}t", f"posc {size}" + (" 2t" if threads == 2 else "")
+                    name, ours = peer_case(size, peer, threads), f"posc {size}" + (" 2t" if threads == 2 else "")
                     rows.append((f"{size} step ({shape}), {threads} thread{'s' if threads > 1 else ''}: "
                                  f"posc / peer on torch {peer}",
                                  med(ours, 1) / med(name, 1), None,

@@ -93,7 +93,7 @@ void guarded(const Launch& l, const char* what, F&& f) {
 ProcessGroup::ProcessGroup(Launch launch) : launch_(std::move(launch)), impl_(std::make_unique<Impl>()) {}
 ProcessGroup::~ProcessGroup() = default;
 
-const char* ProcessGroup::backend() const { return impl_->onDevice() ? "NCCL" : "Gloo"; }
+const char* ProcessGroup::backend() const { return backendFor(impl_->device); }
 
 std::unique_ptr<ProcessGroup> ProcessGroup::join(const Launch& launch, const torch::Device& device) {
   std::unique_ptr<ProcessGroup> pg(new ProcessGroup(launch));

@@ -169,8 +169,7 @@ void writeModelCase(plan::ExperimentPlan plan, torch::ScalarType dtype, const fs
       const std::string& name = p.key();
       if (name.rfind("score_params.", 0) == 0) p.value().add_(0.05 * torch::randn_like(p.value()));
       // The null slot's values start at zero; a check must see them.
-      if (name.size() > 11 && name.compare(name.size() - 11, 11, ".null_value") == 0)
-        p.value().normal_(0, 1);
+      if (name.ends_with(".null_value")) p.value().normal_(0, 1);
     }
   }
   gpt->eval();
