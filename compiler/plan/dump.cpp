@@ -191,7 +191,9 @@ void dumpAddition(const ExperimentPlan& p, Line& line) {
                    : t.order == DigitOrder::Padded  ? "padded (most significant first)"
                                                     : "padded, reversed (units first)"));
   line(fmt::format("  training operands of {}..{} digits, {}fresh every batch", t.train_min_digits, t.train_max_digits,
-                   t.sampling == OperandSampling::Values ? "each value equally likely, " : ""));
+                   t.sampling == OperandSampling::Values       ? "each value equally likely, "
+                   : t.sampling == OperandSampling::SameLength ? "one length per problem for all operands, "
+                                                               : ""));
   std::string tests;
   for (int d : t.test_digits) tests += (tests.empty() ? "" : " ") + std::to_string(d);
   line(fmt::format("  test digits [{}], {} problems each, test seed {}", tests, t.problems_per_length, t.test_seed));

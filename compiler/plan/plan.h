@@ -101,7 +101,7 @@ inline bool isPadded(DigitOrder o) { return o != DigitOrder::Reversed; }
 // Units first (Reversed, PaddedReversed).
 inline bool unitsFirst(DigitOrder o) { return o != DigitOrder::Padded; }
 
-enum class OperandSampling : uint8_t { Lengths, Values };
+enum class OperandSampling : uint8_t { Lengths, Values, SameLength };
 
 struct TaskPlan {
   TaskKind kind = TaskKind::Addition;
@@ -117,7 +117,10 @@ struct TaskPlan {
   // with a non-zero leading one, so every length is equally common; Values
   // draws the number itself uniformly from 10^(min-1)..10^max - 1 (0..10^max
   // - 1 when min is 1), as the 10-digit-addition leaderboard's entries do,
-  // so nine in ten operands have the longest length.
+  // so nine in ten operands have the longest length; SameLength draws one
+  // length uniformly for the problem and gives every operand that length, so
+  // each length's problems (all operands that long, as the test's are) make
+  // 1 / (max - min + 1) of the stream instead of its square under Lengths.
   OperandSampling sampling = OperandSampling::Lengths;
   std::vector<int> test_digits;    // each test length (digits per operand)
   int problems_per_length = 90;

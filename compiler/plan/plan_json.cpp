@@ -95,7 +95,9 @@ POSC_JSON_ENUM(AbsoluteEmbedding::Kind, {{AbsoluteEmbedding::Kind::Learned, "lea
 POSC_JSON_ENUM(Schedule,
                              {{Schedule::Constant, "constant"}, {Schedule::Cosine, "cosine"}, {Schedule::Linear, "linear"}})
 POSC_JSON_ENUM(DecayScope, {{DecayScope::Matrices, "matrices"}, {DecayScope::All, "all"}})
-POSC_JSON_ENUM(OperandSampling, {{OperandSampling::Lengths, "lengths"}, {OperandSampling::Values, "values"}})
+POSC_JSON_ENUM(OperandSampling, {{OperandSampling::Lengths, "lengths"},
+                                {OperandSampling::Values, "values"},
+                                {OperandSampling::SameLength, "same_length"}})
 POSC_JSON_ENUM(EvalProtocol, {{EvalProtocol::Lengths, "lengths"}, {EvalProtocol::AdderBoard, "adderboard"}})
 POSC_JSON_ENUM(ProbeKind, {{ProbeKind::Reach, "reach"},
                                          {ProbeKind::SinkShare, "sink_share"},

@@ -203,11 +203,14 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.integer(1, 100000, x.plan.task.train_min_digits); }},
            {"train_max_digits", "int >= 1", "longest training operand, in digits (fresh problems every batch)",
             [](Checker& c, SettingsContext& x) { return c.integer(1, 100000, x.plan.task.train_max_digits); }},
-           {"sampling", "lengths | values",
-            "training operands: each length equally likely, or each value (10^(min-1)..10^max - 1) equally likely",
+           {"sampling", "lengths | values | same_length",
+            "training operands: each length equally likely, each value (10^(min-1)..10^max - 1) equally likely, "
+            "or one length equally likely per problem, shared by its operands",
             [](Checker& c, SettingsContext& x) {
               return c.word<plan::OperandSampling>(
-                  {{"lengths", plan::OperandSampling::Lengths}, {"values", plan::OperandSampling::Values}},
+                  {{"lengths", plan::OperandSampling::Lengths},
+                   {"values", plan::OperandSampling::Values},
+                   {"same_length", plan::OperandSampling::SameLength}},
                   x.plan.task.sampling);
             }},
            {"test_digits", "list of int", "operand lengths evaluated after training",

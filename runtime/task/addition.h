@@ -62,7 +62,9 @@ struct Problem {
   std::vector<Number> operands;
   Number answer;
 };
-// A training problem: each operand length uniform in [min_digits, max_digits].
+// A training problem drawn as task.sampling says: each operand's length
+// uniform in [min_digits, max_digits] (Lengths), each operand's value uniform
+// (Values), or one length uniform for all operands (SameLength).
 Problem sampleProblem(const plan::TaskPlan& task, std::mt19937_64& rng);
 // A test problem: every operand has exactly `digits` digits.
 Problem sampleProblem(const plan::TaskPlan& task, int digits, std::mt19937_64& rng);

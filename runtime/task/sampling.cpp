@@ -75,6 +75,10 @@ Number randomValue(int min_length, int max_length, std::mt19937_64& rng) {
 }
 
 Problem sampleProblem(const plan::TaskPlan& task, std::mt19937_64& rng) {
+  if (task.sampling == plan::OperandSampling::SameLength) {
+    const int length = uniformBetween(task.train_min_digits, task.train_max_digits, rng);
+    return sampleProblem(task, length, rng);
+  }
   std::vector<Number> operands;
   operands.reserve(static_cast<size_t>(task.operands));
   for (int i = 0; i < task.operands; ++i) {
