@@ -152,6 +152,25 @@ std::vector<RunSummary> readRun(const fs::path& dir) {
 // files one more.
 constexpr int kMaxRunDepth = 4;
 
+// Folders below `dir` holding accuracy.csv or protocol.csv, looking at
+// entries down to kMaxRunDepth levels below it. Folders that cannot be
+// listed, or vanish while listed, are skipped; symbolic links to folders are
+// not followed.
+void findRunFolders(const fs::path& dir, int depth, std::vector<fs::path>& found) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const fs::directory_entry& e = *it;
+    std::error_code type_ec;
+    const fs::path name = e.path().filename();
+    if ((name == "accuracy.csv" || name == "protocol.csv") && e.is_regular_file(type_ec)) {
+      found.push_back(dir);
+    } else if (depth < kMaxRunDepth && e.is_directory(type_ec) && !e.is_symlink(type_ec)) {
+      findRunFolders(e.path(), depth + 1, found);
+    }
+  }
+}
+
 std::vector<RunSummary> collectRuns(const std::vector<fs::path>& roots) {
   std::vector<RunSummary> runs;
   for (const fs::path& root : roots) {
@@ -164,20 +183,13 @@ std::vector<RunSummary> collectRuns(const std::vector<fs::path>& roots) {
     if (!fs::is_directory(root, probe_ec)) throw std::runtime_error(fmt::format("'{}' is not a folder", root.string()));
     // Runs sit a few levels below a study folder (OUT/<grid point>/seed<N>/
     // <experiment>): the search goes no deeper than that, and skips what it
-    // may not read, so `posc report /` ends quickly with "holds no runs".
+    // may not read or what vanishes while it looks (a process's folder in
+    // /proc), so `posc report /proc` ends quickly with "holds no runs".
     std::vector<fs::path> found;
     std::error_code ec;
-    auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
-    for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (it.depth() >= kMaxRunDepth) it.disable_recursion_pending();
-      const fs::directory_entry& e = *it;
-      std::error_code type_ec;
-      if (e.is_regular_file(type_ec) &&
-          (e.path().filename() == "accuracy.csv" || e.path().filename() == "protocol.csv"))
-        found.push_back(e.path().parent_path());
-    }
-    if (ec && found.empty())
-      throw std::runtime_error(fmt::format("cannot search '{}' for runs: {}", root.string(), ec.message()));
+    fs::directory_iterator listable(root, fs::directory_options::skip_permission_denied, ec);
+    if (ec) throw std::runtime_error(fmt::format("cannot search '{}' for runs: {}", root.string(), ec.message()));
+    findRunFolders(root, 0, found);
     if (found.empty())
       throw std::runtime_error(
           fmt::format("'{}' holds no finished runs (no accuracy.csv or protocol.csv in it or below it)", root.string()));
