@@ -169,7 +169,7 @@ def rope_angles(cfg, channels):
 
 def rotate(x, angles):
     """RoFormer's rotation of adjacent pairs. x (B, H, L, D), angles (B, L, P)."""
-    cos, sin = torch.cos(angles)[:, None], torch.sin(angles)[:, None]
+    cos, sin = torch.cos(angles)[:, None].to(x.dtype), torch.sin(angles)[:, None].to(x.dtype)
     x0, x1 = x[..., 0::2], x[..., 1::2]
     y0, y1 = x0 * cos - x1 * sin, x1 * cos + x0 * sin
     return torch.stack([y0, y1], dim=-1).flatten(-2)
@@ -206,11 +206,11 @@ def forward(cfg, w, tokens, channels):
             k = k.masked_fill((kind == SEPARATOR)[:, None, :, None] & column_half, 0.0)
         s = q @ k.transpose(-1, -2) / math.sqrt(D)
         if cfg.decay is not None:
-            distance = (column[:, :, None] - column[:, None, :]).abs()[:, None]  # (B, 1, Lq, Lk)
+            distance = (column[:, :, None] - column[:, None, :]).abs()[:, None].to(s.dtype)  # (B, 1, Lq, Lk)
             decayed = s * torch.exp(-cfg.decay[None, :, None, None] * distance)
             s = torch.where(separator_key, s, decayed)
         if cfg.alibi is not None:
-            distance = (position[:, :, None] - position[:, None, :]).abs()[:, None]
+            distance = (position[:, :, None] - position[:, None, :]).abs()[:, None].to(s.dtype)
             s = s - cfg.alibi[None, :, None, None] * distance
         s = s.masked_fill(~causal, float("-inf"))
         y = torch.softmax(s, dim=-1) @ v
