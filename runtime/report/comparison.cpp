@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "runtime/longctx/protocol.h"
 #include "runtime/plot/table.h"
 #include "runtime/report/report.h"
 #include "runtime/results/atomic_file.h"
@@ -57,21 +58,57 @@ std::string relativeLink(const fs::path& target, const fs::path& base) {
 
 namespace {
 
+// The cells of one line of a CSV file posc wrote (numbers and names, no
+// quoted commas).
+std::vector<std::string> splitCsvLine(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream in(line);
+  for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+  return cells;
+}
+
+// The evidence_mass probe's fitted margin per (seed, prompt length) on
+// retrieval documents, from probes/evidence_mass.csv (one fit per length: its rows per distractor
+// count repeat it); empty without the probe, and no entry where the fit had
+// no point. A damaged file names itself.
+std::map<std::pair<uint64_t, int>, double> readMargins(const fs::path& dir) {
+  std::map<std::pair<uint64_t, int>, double> out;
+  const fs::path file = dir / "probes" / "evidence_mass.csv";
+  const auto text = results::readFileText(file);
+  if (!text) return out;
+  std::istringstream in(*text);
+  std::string line;
+  std::getline(in, line);
+  const std::vector<std::string> header = splitCsvLine(line);
+  auto column = [&](const char* name) {
+    auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) throw std::runtime_error(fmt::format("'{}': no column '{}'", file.string(), name));
+    return static_cast<size_t>(it - header.begin());
+  };
+  const size_t seed = column("seed"), length = column("length"), margin = column("margin");
+  for (int row = 2; std::getline(in, line); ++row) {
+    const std::vector<std::string> cells = splitCsvLine(line);
+    try {
+      if (cells.size() < header.size()) throw std::invalid_argument("short row");
+      if (cells[margin].empty()) continue;  // no document gave the fit a point
+      out.emplace(std::pair{std::stoull(cells[seed]), std::stoi(cells[length])}, std::stod(cells[margin]));
+    } catch (const std::exception&) {
+      throw std::runtime_error(fmt::format("'{}': line {} is malformed", file.string(), row));
+    }
+  }
+  return out;
+}
+
 // A document run's protocol.csv as per-task records: correct answers and
-// documents per (seed, length), pooled over depths and distractor counts.
+// documents per (seed, length), pooled over depths and distractor counts,
+// and the same over the cells with the most distractors alone.
 std::vector<RunSummary> readDocumentRun(const fs::path& dir, const plan::ExperimentPlan& plan, const std::string& csv) {
   const int train = plan.task.documents.train_max_length;
   const std::string variant = results::runVariant(plan);
   std::istringstream in(csv);
   std::string line;
   std::vector<std::string> header;
-  auto split = [](const std::string& l) {
-    std::vector<std::string> cells;
-    std::stringstream ls(l);
-    for (std::string c; std::getline(ls, c, ',');) cells.push_back(c);
-    return cells;
-  };
-  if (std::getline(in, line)) header = split(line);
+  if (std::getline(in, line)) header = splitCsvLine(line);
   auto column = [&](const std::string& name) -> size_t {
     auto it = std::find(header.begin(), header.end(), name);
     if (it == header.end())
@@ -79,21 +116,27 @@ std::vector<RunSummary> readDocumentRun(const fs::path& dir, const plan::Experim
     return static_cast<size_t>(it - header.begin());
   };
   const size_t seed = column("seed"), task = column("task"), length = column("length"), documents = column("documents"),
-               correct = column("correct");
-  std::map<std::string, std::map<std::pair<uint64_t, int>, std::pair<int, int>>> tally;  // task -> (seed, length)
+               correct = column("correct"), distractors = column("distractors");
+  using Tally = std::map<std::pair<uint64_t, int>, std::pair<int, int>>;  // (seed, length) -> (correct, documents)
+  std::map<std::string, Tally> tally;
+  std::map<std::string, std::map<int, Tally>> by_distractors;  // task -> distractor count -> tally
   std::vector<std::string> tasks;
   for (int row = 2; std::getline(in, line); ++row) {
-    const std::vector<std::string> cells = split(line);
+    const std::vector<std::string> cells = splitCsvLine(line);
     try {
       if (cells.size() < header.size()) throw std::invalid_argument("short row");
       if (std::find(tasks.begin(), tasks.end(), cells[task]) == tasks.end()) tasks.push_back(cells[task]);
-      auto& t = tally[cells[task]][{std::stoull(cells[seed]), std::stoi(cells[length])}];
-      t.first += std::stoi(cells[correct]);
-      t.second += std::stoi(cells[documents]);
+      const std::pair<uint64_t, int> key{std::stoull(cells[seed]), std::stoi(cells[length])};
+      const int k = std::stoi(cells[correct]), n = std::stoi(cells[documents]);
+      for (auto* t : {&tally[cells[task]][key], &by_distractors[cells[task]][std::stoi(cells[distractors])][key]}) {
+        t->first += k;
+        t->second += n;
+      }
     } catch (const std::exception&) {
       throw std::runtime_error(fmt::format("'{}': line {} is malformed", (dir / "protocol.csv").string(), row));
     }
   }
+  const std::map<std::pair<uint64_t, int>, double> margin = readMargins(dir);
   std::vector<RunSummary> out;
   for (const std::string& t : tasks) {
     RunSummary r;
@@ -104,6 +147,10 @@ std::vector<RunSummary> readDocumentRun(const fs::path& dir, const plan::Experim
     r.train_max_digits = train;
     r.unit = "tokens";
     for (const auto& [key, counts] : tally[t]) r.records.push_back({key.first, key.second, counts.first, counts.second});
+    const auto& [most, hardest] = *by_distractors[t].rbegin();
+    r.hardest_distractors = most;
+    for (const auto& [key, counts] : hardest) r.hardest.push_back({key.first, key.second, counts.first, counts.second});
+    if (t == "retrieval") r.margin = margin;  // the probe measures retrieval documents
     out.push_back(std::move(r));
   }
   return out;
@@ -206,11 +253,28 @@ std::vector<VariantRow> compareRuns(const std::vector<RunSummary>& runs) {
   for (const RunSummary& run : runs) {
     auto it = std::find_if(rows.begin(), rows.end(), [&](const VariantRow& r) { return r.variant == run.variant; });
     if (it == rows.end()) {
-      rows.push_back({run.variant, run.experiment, run.preset, run.task, run.settings, {}, {}, {}, run.published,
-                      run.published_source, run.train_max_digits, run.unit});
+      VariantRow row;
+      row.variant = run.variant;
+      row.experiment = run.experiment;
+      row.preset = run.preset;
+      row.task = run.task;
+      row.settings = run.settings;
+      row.published = run.published;
+      row.published_source = run.published_source;
+      row.train_max_digits = run.train_max_digits;
+      row.unit = run.unit;
+      rows.push_back(std::move(row));
       it = rows.end() - 1;
     }
     it->runs.push_back(run.dir);
+    // The hardest cells of the row are those with the most distractors any of its folders has.
+    if (run.hardest_distractors > it->hardest_distractors) {
+      it->hardest_distractors = run.hardest_distractors;
+      it->hardest.clear();
+    }
+    if (run.hardest_distractors == it->hardest_distractors)
+      for (const results::LengthAccuracy& r : run.hardest) it->hardest[r.digits][r.seed] = r;  // a later folder wins
+    for (const auto& [key, m] : run.margin) it->margin[key] = m;
     for (const results::LengthAccuracy& r : run.records) {
       if (std::find(it->seeds.begin(), it->seeds.end(), r.seed) == it->seeds.end()) it->seeds.push_back(r.seed);
       acc[run.variant][r.digits][r.seed] = 100.0 * r.accuracy();  // a later folder of the same seed wins
@@ -313,6 +377,46 @@ plot::Chart lossChart(const std::vector<RunSummary>& runs, const std::string& ti
   return c;
 }
 
+namespace {
+
+// Documents: the section of the page on each variant's hardest cells (the
+// most distractors), seed by seed: correct/documents, accuracy and the Wilson
+// 95% lower bound per prompt length, with the evidence_mass margin where the
+// run measured it. Seeds are never pooled here.
+std::string hardestCells(const std::vector<VariantRow>& rows, const std::set<int>& lengths) {
+  plot::Table table;
+  table.columns = {"variant", "distractors"};
+  for (int L : lengths) table.columns.push_back(fmt::format("{} tokens", L));
+  for (const VariantRow& row : rows) {
+    if (row.hardest.empty()) continue;
+    std::vector<std::string> cells{row.variant, std::to_string(row.hardest_distractors)};
+    for (int L : lengths) {
+      auto at = row.hardest.find(L);
+      if (at == row.hardest.end()) {
+        cells.push_back("-");
+        continue;
+      }
+      std::string text;
+      for (const auto& [seed, r] : at->second) {
+        text += fmt::format("{}s{}: {}/{} = {} [{}]", text.empty() ? "" : " · ", seed, r.correct, r.total,
+                            pct(100.0 * r.accuracy()), plot::formatNumber(longctx::wilsonLowerBound(r.correct, r.total), 3));
+        if (auto m = row.margin.find({seed, L}); m != row.margin.end())
+          text += fmt::format(", m {}", plot::formatNumber(m->second, 3));
+      }
+      cells.push_back(text);
+    }
+    table.addRow(std::move(cells));
+  }
+  if (table.rows.empty()) return "";
+  return "## The hardest cells, seed by seed\n\nEach seed's answers over the cells with the most distractors at each "
+         "prompt length (pooled over depths only): correct/documents = accuracy (%) [Wilson 95% lower bound]; "
+         "\"m\" is the evidence_mass probe's fitted margin of the retrieval head at that length, where the run "
+         "measured it.\n\n" +
+         plot::toMarkdown(table) + "\n";
+}
+
+}  // namespace
+
 ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::path& page_dir, const std::string& title) {
   const std::vector<VariantRow> rows = compareRuns(runs);
   for (const VariantRow& row : rows)
@@ -400,6 +504,7 @@ ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::pa
                              "configuration (listed under Published figures), which a preset may shrink.\n\n"
                            : ".\n\n";
   md += plot::toMarkdown(table) + "\n";
+  if (tokens) md += hardestCells(rows, lengths);
   md += "![reach](reach.svg)\n\n";
   md += "Training loss of each variant, the mean over its seeds at each logged step:\n\n![training loss](loss.svg)\n\n";
   // The published tables, for variants whose source reports lengths this study did not test.

@@ -8,14 +8,17 @@
 // and published figures; accuracy.csv for the measurements), so it can be
 // rebuilt at any time. A run on the document protocol (protocol.csv) gives
 // one row per task, "variant · task", its accuracy per prompt length pooled
-// over depths and distractor counts; addition and document runs are not
-// compared on one page. Written as comparison.md, a self-contained
+// over depths and distractor counts, and below it the hardest cells (the
+// most distractors) seed by seed with their Wilson lower bounds and the
+// evidence-mass margin; addition and document runs are not compared on one
+// page. Written as comparison.md, a self-contained
 // comparison.html, comparison.csv (one row per variant and length),
 // reach.svg and loss.svg (each variant's training loss, the mean over its
 // seeds, overlaid). No LibTorch here.
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,6 +44,13 @@ struct RunSummary {
   std::string published_source;
   int train_max_digits = 0;  // 0: not recorded (documents: the longest training prompt)
   std::string unit = "digits";  // of LengthAccuracy::digits: "digits" (per operand) or "tokens" (prompt)
+  // A document run: the task's hardest cells, those with the most
+  // distractors (hardest_distractors; -1 for an addition run), tallied per
+  // (seed, prompt length) over depths; and the evidence_mass probe's fitted
+  // margin per (seed, length) where the run has one.
+  int hardest_distractors = -1;
+  std::vector<results::LengthAccuracy> hardest;
+  std::map<std::pair<uint64_t, int>, double> margin;
 };
 
 // Reads one results folder: an addition run (plan.txt and accuracy.csv) as
@@ -74,6 +84,11 @@ struct VariantRow {
   std::string published_source;
   int train_max_digits = 0;
   std::string unit = "digits";
+  // Documents: each seed's tally over the hardest cells per prompt length
+  // (length -> seed -> tally) and the evidence_mass margin where measured.
+  int hardest_distractors = -1;
+  std::map<int, std::map<uint64_t, results::LengthAccuracy>> hardest;
+  std::map<std::pair<uint64_t, int>, double> margin;
 };
 
 // Rows in order of first appearance in `runs`.

@@ -5,10 +5,14 @@
 // computed here from protocol.csv's counts.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
+#include "runtime/plot/table.h"
 #include "tests/common/files.h"
 #include "tests/common/run_posc.h"
 
@@ -150,6 +154,35 @@ TEST(DocumentRun, WritesTheProtocolAndItsVerdictsAndExitsThreeWhenACriterionIsNo
       }
     ASSERT_EQ(documents_sum, 24);
     EXPECT_DOUBLE_EQ(std::stod(compared[i][column(ch, "mean")]), double(correct_sum) / documents_sum) << compared[i][0];
+  }
+
+  // Below it, the hardest cells seed by seed: at each length the 2-distractor
+  // cells alone (2 depths x 6 documents), their count, accuracy and Wilson
+  // bound from protocol.csv by hand, and the retrieval head's margin from the
+  // probe's file at the lengths it measured.
+  const std::string md = readFile(page / "comparison.md");
+  ASSERT_NE(md.find("## The hardest cells, seed by seed"), std::string::npos) << md;
+  std::map<std::string, std::string> margin_at;  // length -> the probe's margin as written
+  for (size_t i = 1; i < fits.size(); ++i) margin_at[fits[i][fit_length]] = fits[i][margin];
+  for (const std::string task : {"retrieval", "order"}) {
+    const size_t at = md.find("| documents_tiny · " + task + " | 2 |");
+    ASSERT_NE(at, std::string::npos) << task << "\n" << md;
+    const std::string line = md.substr(at, md.find('\n', at) - at);
+    for (const std::string L : {"64", "256"}) {
+      int k = 0, n = 0;
+      for (size_t r = 1; r < rows.size(); ++r)
+        if (rows[r][column(header, "task")] == task && rows[r][length] == L &&
+            rows[r][column(header, "distractors")] == "2") {
+          k += std::stoi(rows[r][correct]);
+          n += std::stoi(rows[r][documents]);
+        }
+      ASSERT_EQ(n, 12);
+      std::string expected = fmt::format("s0: {}/12 = {:.1f} [{}]", k, 100.0 * k / 12, posc::plot::formatNumber(wilson(k, 12), 3));
+      if (task == "retrieval" && !margin_at[L].empty())
+        expected += ", m " + posc::plot::formatNumber(std::stod(margin_at[L]), 3);
+      EXPECT_NE(line.find(expected + " |"), std::string::npos) << expected << "\n" << line;
+    }
+    EXPECT_EQ(task == "order", line.find(", m ") == std::string::npos) << line;
   }
 }
 
