@@ -116,10 +116,12 @@ std::vector<RunSummary> readDocumentRun(const fs::path& dir, const plan::Experim
     return static_cast<size_t>(it - header.begin());
   };
   const size_t seed = column("seed"), task = column("task"), length = column("length"), documents = column("documents"),
-               correct = column("correct"), distractors = column("distractors");
+               correct = column("correct"), distractors = column("distractors"),
+               prefill = column("prefill_tokens_per_s"), generation = column("generation_tokens_per_s");
   using Tally = std::map<std::pair<uint64_t, int>, std::pair<int, int>>;  // (seed, length) -> (correct, documents)
   std::map<std::string, Tally> tally;
   std::map<std::string, std::map<int, Tally>> by_distractors;  // task -> distractor count -> tally
+  std::map<std::string, std::map<int, RunSummary::Throughput>> throughput;  // task -> length
   std::vector<std::string> tasks;
   for (int row = 2; std::getline(in, line); ++row) {
     const std::vector<std::string> cells = splitCsvLine(line);
@@ -127,6 +129,15 @@ std::vector<RunSummary> readDocumentRun(const fs::path& dir, const plan::Experim
       if (cells.size() < header.size()) throw std::invalid_argument("short row");
       if (std::find(tasks.begin(), tasks.end(), cells[task]) == tasks.end()) tasks.push_back(cells[task]);
       const std::pair<uint64_t, int> key{std::stoull(cells[seed]), std::stoi(cells[length])};
+      RunSummary::Throughput& rate = throughput[cells[task]][key.second];
+      if (!cells[prefill].empty()) {
+        rate.prefill += std::stod(cells[prefill]);
+        ++rate.prefill_cells;
+      }
+      if (!cells[generation].empty()) {
+        rate.generation += std::stod(cells[generation]);
+        ++rate.generation_cells;
+      }
       const int k = std::stoi(cells[correct]), n = std::stoi(cells[documents]);
       for (auto* t : {&tally[cells[task]][key], &by_distractors[cells[task]][std::stoi(cells[distractors])][key]}) {
         t->first += k;
@@ -151,6 +162,7 @@ std::vector<RunSummary> readDocumentRun(const fs::path& dir, const plan::Experim
     r.hardest_distractors = most;
     for (const auto& [key, counts] : hardest) r.hardest.push_back({key.first, key.second, counts.first, counts.second});
     if (t == "retrieval") r.margin = margin;  // the probe measures retrieval documents
+    r.throughput = throughput[t];
     out.push_back(std::move(r));
   }
   return out;
@@ -275,6 +287,13 @@ std::vector<VariantRow> compareRuns(const std::vector<RunSummary>& runs) {
     if (run.hardest_distractors == it->hardest_distractors)
       for (const results::LengthAccuracy& r : run.hardest) it->hardest[r.digits][r.seed] = r;  // a later folder wins
     for (const auto& [key, m] : run.margin) it->margin[key] = m;
+    for (const auto& [L, rate] : run.throughput) {
+      RunSummary::Throughput& sum = it->throughput[L];
+      sum.prefill += rate.prefill;
+      sum.generation += rate.generation;
+      sum.prefill_cells += rate.prefill_cells;
+      sum.generation_cells += rate.generation_cells;
+    }
     for (const results::LengthAccuracy& r : run.records) {
       if (std::find(it->seeds.begin(), it->seeds.end(), r.seed) == it->seeds.end()) it->seeds.push_back(r.seed);
       acc[run.variant][r.digits][r.seed] = 100.0 * r.accuracy();  // a later folder of the same seed wins
@@ -382,7 +401,8 @@ namespace {
 // Documents: the section of the page on each variant's hardest cells (the
 // most distractors), seed by seed: correct/documents, accuracy and the Wilson
 // 95% lower bound per prompt length, with the evidence_mass margin where the
-// run measured it. Seeds are never pooled here.
+// run measured it (seeds are never pooled here); then prefill and
+// generation throughput per length.
 std::string hardestCells(const std::vector<VariantRow>& rows, const std::set<int>& lengths) {
   plot::Table table;
   table.columns = {"variant", "distractors"};
@@ -408,11 +428,29 @@ std::string hardestCells(const std::vector<VariantRow>& rows, const std::set<int
     table.addRow(std::move(cells));
   }
   if (table.rows.empty()) return "";
+  plot::Table rates;
+  rates.columns = {"variant"};
+  for (int L : lengths) rates.columns.push_back(fmt::format("{} tokens", L));
+  for (const VariantRow& row : rows) {
+    std::vector<std::string> cells{row.variant};
+    for (int L : lengths) {
+      auto at = row.throughput.find(L);
+      auto mean = [](double sum, int n) { return n ? fmt::format("{:.0f}", sum / n) : std::string("-"); };
+      cells.push_back(at == row.throughput.end() ? "-"
+                                                 : mean(at->second.prefill, at->second.prefill_cells) + " / " +
+                                                       mean(at->second.generation, at->second.generation_cells));
+    }
+    rates.addRow(std::move(cells));
+  }
   return "## The hardest cells, seed by seed\n\nEach seed's answers over the cells with the most distractors at each "
          "prompt length (pooled over depths only): correct/documents = accuracy (%) [Wilson 95% lower bound]; "
          "\"m\" is the evidence_mass probe's fitted margin of the retrieval head at that length, where the run "
          "measured it.\n\n" +
-         plot::toMarkdown(table) + "\n";
+         plot::toMarkdown(table) + "\n" +
+         "## Throughput\n\nPrefill / generation tokens per second per prompt length, the mean over every cell and "
+         "seed of the variant, timed apart (each run's protocol.csv has the cells; runs that shared the machine "
+         "with others are slower).\n\n" +
+         plot::toMarkdown(rates) + "\n";
 }
 
 }  // namespace

@@ -10,8 +10,8 @@
 // one row per task, "variant · task", its accuracy per prompt length pooled
 // over depths and distractor counts, and below it the hardest cells (the
 // most distractors) seed by seed with their Wilson lower bounds and the
-// evidence-mass margin; addition and document runs are not compared on one
-// page. Written as comparison.md, a self-contained
+// evidence-mass margin, and prefill and generation throughput per length;
+// addition and document runs are not compared on one page. Written as comparison.md, a self-contained
 // comparison.html, comparison.csv (one row per variant and length),
 // reach.svg and loss.svg (each variant's training loss, the mean over its
 // seeds, overlaid). No LibTorch here.
@@ -51,6 +51,13 @@ struct RunSummary {
   int hardest_distractors = -1;
   std::vector<results::LengthAccuracy> hardest;
   std::map<std::pair<uint64_t, int>, double> margin;
+  // A document run: per prompt length, the sums of its cells' prefill and
+  // generation tokens/s and how many cells measured each.
+  struct Throughput {
+    double prefill = 0, generation = 0;
+    int prefill_cells = 0, generation_cells = 0;
+  };
+  std::map<int, Throughput> throughput;
 };
 
 // Reads one results folder: an addition run (plan.txt and accuracy.csv) as
@@ -89,6 +96,7 @@ struct VariantRow {
   int hardest_distractors = -1;
   std::map<int, std::map<uint64_t, results::LengthAccuracy>> hardest;
   std::map<std::pair<uint64_t, int>, double> margin;
+  std::map<int, RunSummary::Throughput> throughput;  // the sums over every folder of the row
 };
 
 // Rows in order of first appearance in `runs`.

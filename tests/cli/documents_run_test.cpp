@@ -184,6 +184,23 @@ TEST(DocumentRun, WritesTheProtocolAndItsVerdictsAndExitsThreeWhenACriterionIsNo
     }
     EXPECT_EQ(task == "order", line.find(", m ") == std::string::npos) << line;
   }
+  // Then throughput: the mean of the cells' prefill and generation rates per length.
+  const size_t throughput = md.find("## Throughput");
+  ASSERT_NE(throughput, std::string::npos) << md;
+  const size_t at = md.find("| documents_tiny · retrieval |", throughput);
+  ASSERT_NE(at, std::string::npos) << md;
+  const std::string line = md.substr(at, md.find('\n', at) - at);
+  double prefill_sum = 0, generation_sum = 0;
+  int n = 0;
+  for (size_t r = 1; r < rows.size(); ++r)
+    if (rows[r][column(header, "task")] == "retrieval" && rows[r][length] == "256") {
+      prefill_sum += std::stod(rows[r][prefill]);
+      generation_sum += std::stod(rows[r][column(header, "generation_tokens_per_s")]);
+      ++n;
+    }
+  ASSERT_EQ(n, 4);
+  const std::string expected = fmt::format("| {:.0f} / {:.0f} |", prefill_sum / n, generation_sum / n);
+  EXPECT_NE(line.find(expected), std::string::npos) << expected << "\n" << line;
 }
 
 // The first stage of the CPU retrieval example (examples/longctx/
