@@ -251,48 +251,53 @@ std::optional<std::vector<Job>> expandPoint(const StudyRequest& base_request, co
   std::vector<Job> jobs;
   std::map<std::string, std::string> variant_file;  // one file per variant
   for (const std::string& file : request.files) {
-    driver::Compilation first;
-    if (!first.compile(requestFor(request, file, std::nullopt, std::nullopt))) {
-      diagnostics += first.diags.render(color);
+    // Every experiment the file declares (its imports' are not run), in file
+    // order: a curriculum's stages can live in one file.
+    driver::Compilation declared;
+    if (!declared.checkAll(requestFor(request, file, std::nullopt, std::nullopt))) {
+      diagnostics += declared.diags.render(color);
       return std::nullopt;
     }
-    const plan::ExperimentPlan& base = *first.plan;
-    if (base.handset)
-      throw StudyError(fmt::format("{}: '{}' is a hand-set model; a study trains experiments (use posc run)",
-                                   file, base.name));
-    const std::string variant = base.preset.empty() ? base.name : base.name + "-" + base.preset;
-    if (auto [it, fresh] = variant_file.emplace(variant, file); !fresh)
-      throw StudyError(fmt::format("'{}' is given twice ({} and {}); each experiment runs once per seed",
-                                   variant, it->second, file));
-    const std::vector<uint64_t> seeds = request.seeds.value_or(base.train.seeds);
-    for (uint64_t seed : seeds) {
-      driver::Compilation c;
-      if (!c.compile(requestFor(request, file, base.name, seed))) {
-        diagnostics += c.diags.render(color);
-        return std::nullopt;
+    for (const plan::ExperimentPlan& base : declared.plans) {
+      if (base.handset)
+        throw StudyError(fmt::format("{}: '{}' is a hand-set model; a study trains experiments (use posc run)",
+                                     file, base.name));
+      const std::string variant = base.preset.empty() ? base.name : base.name + "-" + base.preset;
+      if (auto [it, fresh] = variant_file.emplace(variant, file); !fresh)
+        throw StudyError(fmt::format("'{}' is given twice ({} and {}); each experiment runs once per seed",
+                                     variant, it->second, file));
+      const std::vector<uint64_t> seeds = request.seeds.value_or(base.train.seeds);
+      for (uint64_t seed : seeds) {
+        driver::Compilation c;
+        if (!c.compile(requestFor(request, file, base.name, seed))) {
+          diagnostics += c.diags.render(color);
+          return std::nullopt;
+        }
+        Job j;
+        j.experiment = c.plan->name;
+        j.preset = c.plan->preset;
+        j.file = file;
+        j.seed = seed;
+        j.point = point.label;
+        j.point_folder = point.folder;
+        j.out_dir = root / fmt::format("seed{}", seed) / j.variant();
+        j.memory_mb = estimateMemoryMb(*c.plan);
+        j.compute = estimateCompute(*c.plan);
+        // The plan and where it runs (device, JIT); completed below with the warm start's.
+        std::string placement;
+        for (const std::string& f : request.placement) placement += " " + f;
+        j.plan_hash =
+            driver::stableHash(plan::dumpIdentity(*c.plan) + (placement.empty() ? "" : "\nposc run" + placement));
+        j.command = {request.posc_binary, "run", file, "--experiment", j.experiment};
+        if (!j.preset.empty()) j.command.insert(j.command.end(), {"--preset", j.preset});
+        for (const sema::Override& o : request.overrides)
+          j.command.insert(j.command.end(), {"--set", o.key + "=" + o.value});
+        j.command.insert(j.command.end(), {"--seed", std::to_string(seed), "--out", j.out_dir.string()});
+        j.command.insert(j.command.end(), request.run_options.begin(), request.run_options.end());
+        j.command.insert(j.command.end(), request.placement.begin(), request.placement.end());
+        jobs.push_back(std::move(j));
+        init_from.push_back(c.plan->train.init_from);
       }
-      Job j;
-      j.experiment = c.plan->name;
-      j.preset = c.plan->preset;
-      j.file = file;
-      j.seed = seed;
-      j.point = point.label;
-      j.point_folder = point.folder;
-      j.out_dir = root / fmt::format("seed{}", seed) / j.variant();
-      j.memory_mb = estimateMemoryMb(*c.plan);
-      j.compute = estimateCompute(*c.plan);
-      // The plan and where it runs (device, JIT); completed below with the warm start's.
-      std::string placement;
-      for (const std::string& f : request.placement) placement += " " + f;
-      j.plan_hash = driver::stableHash(plan::dumpIdentity(*c.plan) + (placement.empty() ? "" : "\nposc run" + placement));
-      j.command = {request.posc_binary, "run", file, "--experiment", j.experiment};
-      if (!j.preset.empty()) j.command.insert(j.command.end(), {"--preset", j.preset});
-      for (const sema::Override& o : request.overrides) j.command.insert(j.command.end(), {"--set", o.key + "=" + o.value});
-      j.command.insert(j.command.end(), {"--seed", std::to_string(seed), "--out", j.out_dir.string()});
-      j.command.insert(j.command.end(), request.run_options.begin(), request.run_options.end());
-      j.command.insert(j.command.end(), request.placement.begin(), request.placement.end());
-      jobs.push_back(std::move(j));
-      init_from.push_back(c.plan->train.init_from);
     }
   }
   return jobs;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "runtime/study/jobs.h"
 #include "tests/common/files.h"
@@ -83,6 +84,39 @@ TEST(StudyJobs, ExpandsFilesBySeedsAndOrdersWarmStartsAfterTheirSources) {
   auto again = expandStudy(decayAndSink(out), again_diags);
   ASSERT_TRUE(again);
   for (size_t i = 0; i < jobs->size(); ++i) EXPECT_EQ((*jobs)[i].plan_hash, (*again)[i].plan_hash);
+}
+
+// A file that declares several experiments (a curriculum's stages) gives a
+// job to each, in file order, each warm start after its source of the same
+// seed; the experiments it imports are not run.
+TEST(StudyJobs, EveryExperimentAFileDeclaresRunsAndNoneItImports) {
+  StudyRequest r;
+  r.files = {POSC_SOURCE_DIR "/examples/longctx/retrieval_curriculum.pos"};
+  r.seeds = std::vector<uint64_t>{0, 1};
+  r.out = scratch("curriculum");
+  r.posc_binary = "/usr/bin/posc-under-test";
+  std::string diags;
+  auto jobs = expandStudy(r, diags);
+  ASSERT_TRUE(jobs) << diags;
+  std::vector<std::string> labels;
+  for (const Job& j : *jobs) labels.push_back(j.label());
+  EXPECT_EQ(labels, (std::vector<std::string>{"retrieval_packed seed 0", "retrieval_packed seed 1",
+                                              "retrieval_curriculum seed 0", "retrieval_curriculum seed 1",
+                                              "retrieval_study seed 0", "retrieval_study seed 1"}));
+  const std::map<std::string, std::string> source = {{"retrieval_curriculum", "retrieval_packed"},
+                                                     {"retrieval_study", "retrieval_curriculum"}};
+  for (const Job& j : *jobs) {
+    auto experiment_flag = std::find(j.command.begin(), j.command.end(), "--experiment");
+    ASSERT_NE(experiment_flag, j.command.end());
+    EXPECT_EQ(*(experiment_flag + 1), j.experiment);
+    if (j.experiment == "retrieval_packed") {
+      EXPECT_FALSE(j.after) << j.label();
+    } else {
+      ASSERT_TRUE(j.after) << j.label();
+      EXPECT_EQ((*jobs)[*j.after].experiment, source.at(j.experiment)) << j.label();
+      EXPECT_EQ((*jobs)[*j.after].seed, j.seed) << j.label();
+    }
+  }
 }
 
 TEST(StudyJobs, ASettingOrADeviceChangesEveryJobsHash) {

@@ -31,8 +31,8 @@ namespace fs = std::filesystem;
 
 const char* kStudyHelp = R"(usage: posc study FILE... [options]
 
-Runs every experiment of the given files for every seed, one `posc run`
-process per (experiment, seed) with one thread each, as many at once as
+Runs every experiment the given files declare (not those they import) for
+every seed, one `posc run` process per (experiment, seed) with one thread each, as many at once as
 there are cores, and writes the comparison page of all of them.
 
   OUT/seed<N>/<experiment>[-<preset>]/   each run's results folder (run.log,
@@ -194,7 +194,7 @@ int runStudy(const std::vector<std::string>& args) {
     return 0;
   }
   if (o.files.empty()) throw UsageError{"posc study needs at least one FILE"};
-  if (o.request.experiment) throw UsageError{"posc study runs the last experiment of each FILE; --experiment does not apply"};
+  if (o.request.experiment) throw UsageError{"posc study runs every experiment each FILE declares; --experiment does not apply"};
   for (const auto& ov : o.request.overrides)
     if (ov.key == "train.seeds")
       throw UsageError{"posc study: give seeds with --seeds LIST (each run is one seed)"};
