@@ -68,9 +68,9 @@ std::vector<std::string> splitCsvLine(const std::string& line) {
 }
 
 // The evidence_mass probe's fitted margin per (seed, prompt length) on
-// retrieval documents, from probes/evidence_mass.csv (one fit per length: its rows per distractor
-// count repeat it); empty without the probe, and no entry where the fit had
-// no point. A damaged file names itself.
+// retrieval documents, from probes/evidence_mass.csv (one fit per length:
+// its rows per distractor count repeat it); empty without the probe, and no
+// entry where the fit had no point. A damaged file names itself.
 std::map<std::pair<uint64_t, int>, double> readMargins(const fs::path& dir) {
   std::map<std::pair<uint64_t, int>, double> out;
   const fs::path file = dir / "probes" / "evidence_mass.csv";
@@ -160,7 +160,8 @@ std::vector<RunSummary> readDocumentRun(const fs::path& dir, const plan::Experim
     for (const auto& [key, counts] : tally[t]) r.records.push_back({key.first, key.second, counts.first, counts.second});
     const auto& [most, hardest] = *by_distractors[t].rbegin();
     r.hardest_distractors = most;
-    for (const auto& [key, counts] : hardest) r.hardest.push_back({key.first, key.second, counts.first, counts.second});
+    for (const auto& [key, counts] : hardest)
+      r.hardest.push_back({key.first, key.second, counts.first, counts.second});
     if (t == "retrieval") r.margin = margin;  // the probe measures retrieval documents
     r.throughput = throughput[t];
     out.push_back(std::move(r));
@@ -418,8 +419,9 @@ std::string hardestCells(const std::vector<VariantRow>& rows, const std::set<int
       }
       std::string text;
       for (const auto& [seed, r] : at->second) {
+        const double bound = longctx::wilsonLowerBound(r.correct, r.total);
         text += fmt::format("{}s{}: {}/{} = {} [{}]", text.empty() ? "" : " · ", seed, r.correct, r.total,
-                            pct(100.0 * r.accuracy()), plot::formatNumber(longctx::wilsonLowerBound(r.correct, r.total), 3));
+                            pct(100.0 * r.accuracy()), plot::formatNumber(bound, 3));
         if (auto m = row.margin.find({seed, L}); m != row.margin.end())
           text += fmt::format(", m {}", plot::formatNumber(m->second, 3));
       }

@@ -11,10 +11,10 @@
 // over depths and distractor counts, and below it the hardest cells (the
 // most distractors) seed by seed with their Wilson lower bounds and the
 // evidence-mass margin, and prefill and generation throughput per length;
-// addition and document runs are not compared on one page. Written as comparison.md, a self-contained
-// comparison.html, comparison.csv (one row per variant and length),
-// reach.svg and loss.svg (each variant's training loss, the mean over its
-// seeds, overlaid). No LibTorch here.
+// addition and document runs are not compared on one page. Written as
+// comparison.md, a self-contained comparison.html, comparison.csv (one row
+// per variant and length), reach.svg and loss.svg (each variant's training
+// loss, the mean over its seeds, overlaid). No LibTorch here.
 #pragma once
 
 #include <filesystem>

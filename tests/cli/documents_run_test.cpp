@@ -177,7 +177,8 @@ TEST(DocumentRun, WritesTheProtocolAndItsVerdictsAndExitsThreeWhenACriterionIsNo
           n += std::stoi(rows[r][documents]);
         }
       ASSERT_EQ(n, 12);
-      std::string expected = fmt::format("s0: {}/12 = {:.1f} [{}]", k, 100.0 * k / 12, posc::plot::formatNumber(wilson(k, 12), 3));
+      std::string expected =
+          fmt::format("s0: {}/12 = {:.1f} [{}]", k, 100.0 * k / 12, posc::plot::formatNumber(wilson(k, 12), 3));
       if (task == "retrieval" && !margin_at[L].empty())
         expected += ", m " + posc::plot::formatNumber(std::stod(margin_at[L]), 3);
       EXPECT_NE(line.find(expected + " |"), std::string::npos) << expected << "\n" << line;
