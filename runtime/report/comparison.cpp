@@ -67,6 +67,13 @@ std::vector<std::string> splitCsvLine(const std::string& line) {
   return cells;
 }
 
+// The index of column `name` in a CSV header; a missing one names the file.
+size_t columnIndex(const std::vector<std::string>& header, const std::string& name, const fs::path& file) {
+  auto it = std::find(header.begin(), header.end(), name);
+  if (it == header.end()) throw std::runtime_error(fmt::format("'{}': no column '{}'", file.string(), name));
+  return static_cast<size_t>(it - header.begin());
+}
+
 // The evidence_mass probe's fitted margin per (seed, prompt length) on
 // retrieval documents, from probes/evidence_mass.csv (one fit per length:
 // its rows per distractor count repeat it); empty without the probe, and no
@@ -80,11 +87,7 @@ std::map<std::pair<uint64_t, int>, double> readMargins(const fs::path& dir) {
   std::string line;
   std::getline(in, line);
   const std::vector<std::string> header = splitCsvLine(line);
-  auto column = [&](const char* name) {
-    auto it = std::find(header.begin(), header.end(), name);
-    if (it == header.end()) throw std::runtime_error(fmt::format("'{}': no column '{}'", file.string(), name));
-    return static_cast<size_t>(it - header.begin());
-  };
+  auto column = [&](const char* name) { return columnIndex(header, name, file); };
   const size_t seed = column("seed"), length = column("length"), margin = column("margin");
   for (int row = 2; std::getline(in, line); ++row) {
     const std::vector<std::string> cells = splitCsvLine(line);
@@ -109,12 +112,7 @@ std::vector<RunSummary> readDocumentRun(const fs::path& dir, const plan::Experim
   std::string line;
   std::vector<std::string> header;
   if (std::getline(in, line)) header = splitCsvLine(line);
-  auto column = [&](const std::string& name) -> size_t {
-    auto it = std::find(header.begin(), header.end(), name);
-    if (it == header.end())
-      throw std::runtime_error(fmt::format("'{}': no column '{}'", (dir / "protocol.csv").string(), name));
-    return static_cast<size_t>(it - header.begin());
-  };
+  auto column = [&](const char* name) { return columnIndex(header, name, dir / "protocol.csv"); };
   const size_t seed = column("seed"), task = column("task"), length = column("length"), documents = column("documents"),
                correct = column("correct"), distractors = column("distractors"),
                prefill = column("prefill_tokens_per_s"), generation = column("generation_tokens_per_s");
@@ -216,9 +214,11 @@ constexpr int kMaxRunDepth = 4;
 // entries down to kMaxRunDepth levels below it. Folders that cannot be
 // listed, or vanish while listed, are skipped; symbolic links to folders are
 // not followed.
-void findRunFolders(const fs::path& dir, int depth, std::vector<fs::path>& found) {
+// Returns the error of listing `dir` itself (empty when it could be listed).
+std::error_code findRunFolders(const fs::path& dir, int depth, std::vector<fs::path>& found) {
   std::error_code ec;
   fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  const std::error_code listing = ec;
   for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const fs::directory_entry& e = *it;
     std::error_code type_ec;
@@ -229,6 +229,7 @@ void findRunFolders(const fs::path& dir, int depth, std::vector<fs::path>& found
       findRunFolders(e.path(), depth + 1, found);
     }
   }
+  return listing;
 }
 
 std::vector<RunSummary> collectRuns(const std::vector<fs::path>& roots) {
@@ -246,10 +247,8 @@ std::vector<RunSummary> collectRuns(const std::vector<fs::path>& roots) {
     // may not read or what vanishes while it looks (a process's folder in
     // /proc), so `posc report /proc` ends quickly with "holds no runs".
     std::vector<fs::path> found;
-    std::error_code ec;
-    fs::directory_iterator listable(root, fs::directory_options::skip_permission_denied, ec);
-    if (ec) throw std::runtime_error(fmt::format("cannot search '{}' for runs: {}", root.string(), ec.message()));
-    findRunFolders(root, 0, found);
+    if (const std::error_code ec = findRunFolders(root, 0, found))
+      throw std::runtime_error(fmt::format("cannot search '{}' for runs: {}", root.string(), ec.message()));
     if (found.empty())
       throw std::runtime_error(
           fmt::format("'{}' holds no finished runs (no accuracy.csv or protocol.csv in it or below it)", root.string()));
@@ -402,8 +401,7 @@ namespace {
 // Documents: the section of the page on each variant's hardest cells (the
 // most distractors), seed by seed: correct/documents, accuracy and the Wilson
 // 95% lower bound per prompt length, with the evidence_mass margin where the
-// run measured it (seeds are never pooled here); then prefill and
-// generation throughput per length.
+// run measured it (seeds are never pooled here).
 std::string hardestCells(const std::vector<VariantRow>& rows, const std::set<int>& lengths) {
   plot::Table table;
   table.columns = {"variant", "distractors"};
@@ -430,6 +428,15 @@ std::string hardestCells(const std::vector<VariantRow>& rows, const std::set<int
     table.addRow(std::move(cells));
   }
   if (table.rows.empty()) return "";
+  return "## The hardest cells, seed by seed\n\nEach seed's answers over the cells with the most distractors at each "
+         "prompt length (pooled over depths only): correct/documents = accuracy (%) [Wilson 95% lower bound]; "
+         "\"m\" is the evidence_mass probe's fitted margin of the retrieval head at that length, where the run "
+         "measured it.\n\n" +
+         plot::toMarkdown(table) + "\n";
+}
+
+// Documents: prefill and generation throughput per variant and length.
+std::string throughputSection(const std::vector<VariantRow>& rows, const std::set<int>& lengths) {
   plot::Table rates;
   rates.columns = {"variant"};
   for (int L : lengths) rates.columns.push_back(fmt::format("{} tokens", L));
@@ -444,12 +451,7 @@ std::string hardestCells(const std::vector<VariantRow>& rows, const std::set<int
     }
     rates.addRow(std::move(cells));
   }
-  return "## The hardest cells, seed by seed\n\nEach seed's answers over the cells with the most distractors at each "
-         "prompt length (pooled over depths only): correct/documents = accuracy (%) [Wilson 95% lower bound]; "
-         "\"m\" is the evidence_mass probe's fitted margin of the retrieval head at that length, where the run "
-         "measured it.\n\n" +
-         plot::toMarkdown(table) + "\n" +
-         "## Throughput\n\nPrefill / generation tokens per second per prompt length, the mean over every cell and "
+  return "## Throughput\n\nPrefill / generation tokens per second per prompt length, the mean over every cell and "
          "seed of the variant, timed apart (each run's protocol.csv has the cells; runs that shared the machine "
          "with others are slower).\n\n" +
          plot::toMarkdown(rates) + "\n";
@@ -544,7 +546,7 @@ ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::pa
                              "configuration (listed under Published figures), which a preset may shrink.\n\n"
                            : ".\n\n";
   md += plot::toMarkdown(table) + "\n";
-  if (tokens) md += hardestCells(rows, lengths);
+  if (tokens) md += hardestCells(rows, lengths) + throughputSection(rows, lengths);
   md += "![reach](reach.svg)\n\n";
   md += "Training loss of each variant, the mean over its seeds at each logged step:\n\n![training loss](loss.svg)\n\n";
   // The published tables, for variants whose source reports lengths this study did not test.
