@@ -9,6 +9,7 @@
 // Deliberately free of LibTorch so that the front end compiles quickly.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -112,6 +113,11 @@ struct TaskPlan {
   DigitOrder order = DigitOrder::Reversed;
   int train_min_digits = 1;  // operand lengths in digits, sampled uniformly
   int train_max_digits = 10; // per operand, freshly for every problem
+  // Padded orders: the width every operand is zero-padded to, when it is
+  // larger than train_max_digits (0: train_max_digits). A curriculum of
+  // short operands then trains at the final stage's positions, as AdderBoard's
+  // trained entries pad 1-3 digit operands to 10 digits.
+  int padded_width = 0;
   // How a training operand is drawn: Lengths (posc's default) draws its
   // length uniformly in train_min_digits..train_max_digits, then its digits
   // with a non-zero leading one, so every length is equally common; Values
@@ -127,6 +133,10 @@ struct TaskPlan {
   uint64_t test_seed = 1234;  // test problems (and documents) are a function of this alone
   bool bos = false;  // a <bos> token opens every sequence (position 0)
 };
+
+// Padded orders: the width, in digits, of every training operand (a longer
+// test operand widens its own problem).
+inline int paddedWidth(const TaskPlan& t) { return std::max(t.train_max_digits, t.padded_width); }
 
 // ---------------------------------------------------------------------------
 // The model.

@@ -125,7 +125,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DocumentTaskPlan, tasks, train_m
                                                 filler)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TaskPlan, kind, documents, operands, digits_per_token, order,
                                                 train_min_digits, train_max_digits, test_digits, problems_per_length,
-                                                test_seed, bos, sampling)
+                                                test_seed, bos, sampling, padded_width)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ModelPlan, layers, width, heads, kv_heads, head_dim, mlp_hidden, mlp,
                                                 norm, tied_embeddings, bias, qk_norm, precision, softmax, dropout, init,
                                                 init_std, embedding_std)

@@ -17,7 +17,7 @@ std::string number(double v) { return fmt::format("{:g}", v); }
 // Settings that mean something for one task kind only ("section.name").
 const std::set<std::string>& additionOnly() {
   static const std::set<std::string> s = {"task.operands",       "task.digits_per_token",   "task.order",
-                                          "task.train_min_digits", "task.train_max_digits", "task.sampling",   "task.test_digits",
+                                          "task.train_min_digits", "task.train_max_digits", "task.padded_width", "task.sampling", "task.test_digits",
                                           "task.problems_per_length", "task.bos",       "eval.protocol",      "eval.published",
                                           "eval.published_source"};
   return s;

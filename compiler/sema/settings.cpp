@@ -203,6 +203,9 @@ const std::map<std::string, Table>& tables() {
             [](Checker& c, SettingsContext& x) { return c.integer(1, 100000, x.plan.task.train_min_digits); }},
            {"train_max_digits", "int >= 1", "longest training operand, in digits (fresh problems every batch)",
             [](Checker& c, SettingsContext& x) { return c.integer(1, 100000, x.plan.task.train_max_digits); }},
+           {"padded_width", "int >= 1",
+            "padded orders: the width every training operand is zero-padded to, when larger than train_max_digits",
+            [](Checker& c, SettingsContext& x) { return c.integer(1, 100000, x.plan.task.padded_width); }},
            {"sampling", "lengths | values | same_length",
             "training operands: each length equally likely, each value (10^(min-1)..10^max - 1) equally likely, "
             "or one length equally likely per problem, shared by its operands",
@@ -592,9 +595,19 @@ void checkSettings(SourceRange at, SettingsContext& ctx) {
                                     p.task.train_min_digits, p.task.train_max_digits));
   if (p.eval.protocol == plan::EvalProtocol::AdderBoard &&
       (p.task.operands != 2 || p.task.digits_per_token != 1 ||
-       (plan::isPadded(p.task.order) && p.task.train_max_digits != 10))) {
+       (plan::isPadded(p.task.order) && (plan::paddedWidth(p.task) != 10 || p.task.train_max_digits > 10)))) {
     Diagnostic& d = ctx.diags.error(where("eval.protocol"), "the adderboard protocol is two operands of up to 10 digits, one digit per token");
-    d.hint = "set task.operands = 2 and digits_per_token = 1; in padded order also train_max_digits = 10 (the padded width)";
+    d.hint = "set task.operands = 2 and digits_per_token = 1; in padded order also a padded width of 10 "
+             "(train_max_digits = 10, or task.padded_width = 10 with shorter training operands)";
+  }
+  if (ctx.written.count("task.padded_width") && !plan::isPadded(p.task.order)) {
+    Diagnostic& d = ctx.diags.error(where("task.padded_width"), "padded_width applies to the padded orders only");
+    d.hint = "set task.order = padded or padded_reversed, or remove padded_width";
+  } else if (ctx.written.count("task.padded_width") && p.task.padded_width < p.task.train_max_digits) {
+    Diagnostic& d = ctx.diags.error(where("task.padded_width"),
+                                    fmt::format("padded_width ({}) is smaller than train_max_digits ({})",
+                                                p.task.padded_width, p.task.train_max_digits));
+    d.hint = "the padded width holds the longest training operand: raise it, or remove it to pad to train_max_digits";
   }
   if (p.train.warmup > p.train.steps && p.train.steps > 0)
     ctx.diags.warning(where("train.warmup"), fmt::format("warm-up ({} steps) is longer than training ({} steps)", p.train.warmup, p.train.steps));

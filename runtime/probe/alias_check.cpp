@@ -152,7 +152,10 @@ AliasGeometry aliasGeometry(const plan::ExperimentPlan& plan, double target_scor
   // Columns count tokens of k digits each.
   const int k = std::max(1, plan.task.digits_per_token);
   auto tokens = [k](int digits) { return (digits + k - 1) / k; };
-  g.trained = tokens(plan.task.train_max_digits) - 1;
+  // Padded orders train every operand at the padded width.
+  const int trained_digits =
+      plan::isPadded(plan.task.order) ? plan::paddedWidth(plan.task) : plan.task.train_max_digits;
+  g.trained = tokens(trained_digits) - 1;
   for (const plan::ProbePlan& p : plan.probes) {
     if (p.kind != plan::ProbeKind::Kernel) continue;
     g.length = p.length;
@@ -177,10 +180,10 @@ AliasGeometry aliasGeometry(const plan::ExperimentPlan& plan, double target_scor
   g.sweep_begin = 1 - tokens(longest_test);
   g.sweep_end = 1;
   g.window = 1;
-  g.far = tokens(plan.task.train_max_digits);
+  g.far = tokens(trained_digits);
   g.from = fmt::format("defaults: the last answer place of the longest test problem, every column of its first "
                        "operand; far = beyond the longest training length ({} digits)",
-                       plan.task.train_max_digits);
+                       trained_digits);
   return g;
 }
 

@@ -33,11 +33,11 @@ int longestOperand(const Problem& p) {
   return longest;
 }
 
-// Padded order: every operand is W digits, W = max(train_max, longest
+// Padded order: every operand is W digits, W = max(padded width, longest
 // operand) rounded up to a multiple of k.
 int paddedOperandTokens(const plan::TaskPlan& task, const Problem& p) {
   const int k = task.digits_per_token;
-  return roundUp(std::max(task.train_max_digits, longestOperand(p)), k) / k;
+  return roundUp(std::max(plan::paddedWidth(task), longestOperand(p)), k) / k;
 }
 
 // Padded order: the answer is W + k digits (one extra token), which holds any

@@ -278,5 +278,19 @@ TEST(Tokenizer, RejectsAProblemWithTheWrongOperandCount) {
   EXPECT_THROW(tok.encode(problemOf({"1", "2"})), std::invalid_argument);
 }
 
+TEST(Tokenizer, PaddedWidthPadsShortTrainingOperandsToTheFullWidth) {
+  // A curriculum's first stage: operands of up to 3 digits written at the
+  // final stage's width of 6, so every place keeps its position.
+  plan::TaskPlan task = makeTask(2, 1, DigitOrder::PaddedReversed, 1, 3);
+  task.padded_width = 6;
+  const Tokenizer tok(task);
+  const Sequence s = tok.encode(problemOf({"123", "45"}));
+  EXPECT_EQ(tok.render(s), "3 2 1 0 0 0 + 5 4 0 0 0 0 = 8 6 1 0 0 0 0 <eos>");
+  EXPECT_EQ(s.prompt_length, 14);
+  // The same problem under the full width's own task is the same sequence.
+  const Tokenizer full(makeTask(2, 1, DigitOrder::PaddedReversed, 1, 6));
+  EXPECT_EQ(full.render(full.encode(problemOf({"123", "45"}))), tok.render(s));
+}
+
 }  // namespace
 }  // namespace posc::task
