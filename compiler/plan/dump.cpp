@@ -195,7 +195,7 @@ void dumpAddition(const ExperimentPlan& p, Line& line) {
                    : t.sampling == OperandSampling::SameLength ? "one length per problem for all operands, "
                                                                : ""));
   if (isPadded(t.order) && t.padded_width > t.train_max_digits)
-    line(fmt::format("  operands zero-padded to {} digits", paddedWidth(t)));
+    line(fmt::format("  operands zero-padded to {} digits", t.padded_width));
   std::string tests;
   for (int d : t.test_digits) tests += (tests.empty() ? "" : " ") + std::to_string(d);
   line(fmt::format("  test digits [{}], {} problems each, test seed {}", tests, t.problems_per_length, t.test_seed));

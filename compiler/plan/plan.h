@@ -134,9 +134,13 @@ struct TaskPlan {
   bool bos = false;  // a <bos> token opens every sequence (position 0)
 };
 
-// Padded orders: the width, in digits, of every training operand (a longer
-// test operand widens its own problem).
-inline int paddedWidth(const TaskPlan& t) { return std::max(t.train_max_digits, t.padded_width); }
+// The digits an operand of `digits` digits takes in a sequence: padded orders
+// zero-pad it to the training width (train_max_digits, or a wider
+// padded_width); a longer operand, and every operand of the reversed order,
+// keeps its own length.
+inline int operandWidth(const TaskPlan& t, int digits) {
+  return isPadded(t.order) ? std::max({digits, t.train_max_digits, t.padded_width}) : digits;
+}
 
 // ---------------------------------------------------------------------------
 // The model.

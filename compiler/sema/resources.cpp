@@ -17,7 +17,7 @@ namespace {
 // Tokens of one sequence whose operands have `digits` digits: the operands,
 // their separators and '=', the answer (one digit longer) and <eos>/<bos>.
 int sequenceTokens(const plan::TaskPlan& task, int digits) {
-  if (plan::isPadded(task.order)) digits = std::max(digits, plan::paddedWidth(task));
+  digits = plan::operandWidth(task, digits);
   const int per = std::max(1, task.digits_per_token);
   const int operand = (digits + per - 1) / per, answer = (digits + 1 + per - 1) / per;
   return task.operands * operand + task.operands + answer + 1 + (task.bos ? 1 : 0);
@@ -35,7 +35,7 @@ constexpr double kUsableShare = 0.8;
 
 int channelMaximum(const plan::TaskPlan& task, plan::Channel channel, int digits) {
   const int per = std::max(1, task.digits_per_token);
-  if (plan::isPadded(task.order)) digits = std::max(digits, plan::paddedWidth(task));
+  digits = plan::operandWidth(task, digits);
   switch (channel) {
     case plan::Channel::Position: return sequenceTokens(task, digits) - 1;
     case plan::Channel::Column: return (digits + 1 + per - 1) / per;

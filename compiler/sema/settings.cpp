@@ -595,15 +595,16 @@ void checkSettings(SourceRange at, SettingsContext& ctx) {
                                     p.task.train_min_digits, p.task.train_max_digits));
   if (p.eval.protocol == plan::EvalProtocol::AdderBoard &&
       (p.task.operands != 2 || p.task.digits_per_token != 1 ||
-       (plan::isPadded(p.task.order) && (plan::paddedWidth(p.task) != 10 || p.task.train_max_digits > 10)))) {
+       (plan::isPadded(p.task.order) && plan::operandWidth(p.task, 1) != 10))) {
     Diagnostic& d = ctx.diags.error(where("eval.protocol"), "the adderboard protocol is two operands of up to 10 digits, one digit per token");
     d.hint = "set task.operands = 2 and digits_per_token = 1; in padded order also a padded width of 10 "
              "(train_max_digits = 10, or task.padded_width = 10 with shorter training operands)";
   }
-  if (ctx.written.count("task.padded_width") && !plan::isPadded(p.task.order)) {
+  const bool padded_width_written = ctx.written.count("task.padded_width") > 0;
+  if (padded_width_written && !plan::isPadded(p.task.order)) {
     Diagnostic& d = ctx.diags.error(where("task.padded_width"), "padded_width applies to the padded orders only");
     d.hint = "set task.order = padded or padded_reversed, or remove padded_width";
-  } else if (ctx.written.count("task.padded_width") && p.task.padded_width < p.task.train_max_digits) {
+  } else if (padded_width_written && p.task.padded_width < p.task.train_max_digits) {
     Diagnostic& d = ctx.diags.error(where("task.padded_width"),
                                     fmt::format("padded_width ({}) is smaller than train_max_digits ({})",
                                                 p.task.padded_width, p.task.train_max_digits));

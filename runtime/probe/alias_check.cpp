@@ -153,8 +153,7 @@ AliasGeometry aliasGeometry(const plan::ExperimentPlan& plan, double target_scor
   const int k = std::max(1, plan.task.digits_per_token);
   auto tokens = [k](int digits) { return (digits + k - 1) / k; };
   // Padded orders train every operand at the padded width.
-  const int trained_digits =
-      plan::isPadded(plan.task.order) ? plan::paddedWidth(plan.task) : plan.task.train_max_digits;
+  const int trained_digits = plan::operandWidth(plan.task, plan.task.train_max_digits);
   g.trained = tokens(trained_digits) - 1;
   for (const plan::ProbePlan& p : plan.probes) {
     if (p.kind != plan::ProbeKind::Kernel) continue;

@@ -57,7 +57,7 @@ namespace {
 // Tokens of an addition sequence whose operands have `digits` digits, or of
 // a document of `length` tokens: an upper bound (separators, answer, <eos>).
 int64_t additionTokens(const plan::TaskPlan& t, int64_t digits) {
-  if (plan::isPadded(t.order)) digits = std::max<int64_t>(digits, plan::paddedWidth(t));
+  digits = plan::operandWidth(t, static_cast<int>(digits));
   const int64_t per_operand = (digits + t.digits_per_token - 1) / t.digits_per_token + 1;
   return t.operands * per_operand + per_operand + 4;
 }

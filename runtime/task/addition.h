@@ -18,7 +18,7 @@
 // tokens, `operands` for answer tokens; a separator takes the row of the
 // operand (or answer) that follows it; <eos> is in the answer row.
 // In padded order digits come most significant first and operands are
-// zero-padded to a width W = max(plan::paddedWidth(task), longest operand),
+// zero-padded to a width W = plan::operandWidth(task, longest operand),
 // rounded up to a multiple of k; the answer is padded to W + k digits (one
 // more token; with more than 10^k operands, as many more tokens as the carry
 // needs), so every problem of a test length has the same shape and columns

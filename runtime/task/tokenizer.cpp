@@ -37,7 +37,7 @@ int longestOperand(const Problem& p) {
 // operand) rounded up to a multiple of k.
 int paddedOperandTokens(const plan::TaskPlan& task, const Problem& p) {
   const int k = task.digits_per_token;
-  return roundUp(std::max(plan::paddedWidth(task), longestOperand(p)), k) / k;
+  return roundUp(plan::operandWidth(task, longestOperand(p)), k) / k;
 }
 
 // Padded order: the answer is W + k digits (one extra token), which holds any
