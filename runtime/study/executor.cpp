@@ -201,12 +201,27 @@ Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& opt
           progressed = true;
           continue;
         }
+        // A run of another plan stopped part-way is kept: starting it over
+        // would throw its resume points away, continuing it would train the
+        // old plan. Asked with --force (and --only), it starts over.
+        if (!options.force && !source_rerun && before == JobState::Stale) {
+          if (const std::optional<std::string> progress = progressAtRisk(job)) {
+            const std::string why = fmt::format(
+                "its folder holds a run of another plan, {}; it is kept as it is. Continue it with the plan it was "
+                "started with, or start it over with --force --only {}",
+                *progress, job.id());
+            finish(i, {JobOutcome::Kind::NotRun, 0, 0, why});
+            log(fmt::format("[{}/{}] not run  {}: {}", finished, n, job.label(), why));
+            progressed = true;
+            continue;
+          }
+        }
         if (static_cast<int>(running.size()) >= slots) continue;
         std::error_code ec;
         std::filesystem::remove(job.out_dir / "job.json", ec);  // running: no longer finished
         // An unfinished run of the same plan (interrupted, failed, killed) is
-        // continued by posc run itself; a changed plan, a forced run or a
-        // re-trained warm-start source starts over.
+        // continued by posc run itself; a changed plan (with nothing trained
+        // to lose), a forced run or a re-trained warm-start source starts over.
         std::vector<std::string> command = job.command;
         if (options.force || source_rerun || before == JobState::Stale) command.push_back("--fresh");
         std::string error;

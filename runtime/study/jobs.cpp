@@ -14,6 +14,7 @@
 
 #include "compiler/driver/compile.h"
 #include "runtime/results/atomic_file.h"
+#include "runtime/results/run_folder.h"
 
 namespace posc::study {
 
@@ -380,6 +381,12 @@ JobState jobState(const Job& job) {
   if (!r) return JobState::Pending;
   if (r->plan_hash != job.plan_hash) return JobState::Stale;
   return r->done ? JobState::Done : r->interrupted ? JobState::Interrupted : JobState::Failed;
+}
+
+std::optional<std::string> progressAtRisk(const Job& job) {
+  const std::optional<formats::RunStatus> status = results::readStatus(job.out_dir);
+  if (!status || status->finished() || (status->step == 0 && status->seeds_done.empty())) return std::nullopt;
+  return results::describeStatus(*status);
 }
 
 const char* describe(JobState state) {

@@ -66,6 +66,8 @@ struct StudyRequest {
   std::optional<std::vector<uint64_t>> seeds;       // default: each plan's train.seeds
   std::filesystem::path out = "runs/study";         // the study folder
   std::string posc_binary = "posc";                 // the program each job runs
+  // Passed to every posc run, and not part of a job's plan hash: a run
+  // continues on any number of threads.
   std::vector<std::string> run_options = {"--threads", "1", "--no-progress"};
   // Where each run trains (--device cuda, --jit off): passed to posc run and
   // part of each job's plan hash.
@@ -150,7 +152,7 @@ std::vector<Job> orderByWarmStart(std::vector<Job> jobs);
 enum class JobState {
   Pending,  // never finished
   Done,     // finished with this plan hash
-  Stale,    // finished, but with another plan (it will run again)
+  Stale,    // last run with another plan (it runs again, unless progressAtRisk)
   Failed,   // the last attempt failed
   // The last attempt was stopped by SIGINT or SIGTERM (its own or the
   // study's) at a resume point: the next call continues it from there.
@@ -158,6 +160,12 @@ enum class JobState {
 };
 JobState jobState(const Job& job);
 const char* describe(JobState state);
+
+// What starting the job's run over would throw away: its folder's unfinished
+// run ("interrupted at seed 0, step 8040") when it holds a resume point or a
+// finished seed, nullopt otherwise. A study never starts such a run over
+// unasked when its plan has changed (posc run refuses to continue it).
+std::optional<std::string> progressAtRisk(const Job& job);
 
 // What job.json records when a job ends.
 struct JobRecord {

@@ -124,12 +124,13 @@ std::string sbatchScript(const std::vector<Job>& jobs, const SlurmWave& wave, si
   s += "set -euo pipefail\njobs=(\n";
   for (size_t i : wave.jobs) s += fmt::format("  {}  # {}\n", shellQuote(jobs[i].id()), jobs[i].label());
   s += ")\n";
-  // A job runs from scratch when forced or when its source runs again.
+  // A job runs from scratch when forced or when its source runs again; a
+  // changed plan is the task's own study's to judge (it starts over only a
+  // run with nothing trained to lose).
   s += "fresh=(";
   for (size_t k = 0; k < wave.jobs.size(); ++k) {
     const Job& j = jobs[wave.jobs[k]];
-    const JobState state = jobState(j);
-    const bool fresh = options.force || (j.after && state == JobState::Done) || state == JobState::Stale;
+    const bool fresh = options.force || (j.after && jobState(j) == JobState::Done);
     s += fmt::format("{}{}", k ? " " : "", fresh ? 1 : 0);
   }
   s += ")\n";

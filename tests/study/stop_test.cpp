@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/results/run_folder.h"
 #include "runtime/study/executor.h"
 #include "tests/common/files.h"
 #include "tests/common/run_posc.h"
@@ -95,9 +96,10 @@ TEST(StudyStop, SigtermIsPassedOnToTheRunsWhichAreWaitedForAndRecorded) {
   EXPECT_TRUE(continued);
 }
 
-// An interrupted job whose plan has changed since starts over (--fresh): the
-// run of the old plan in its folder would be refused otherwise.
-TEST(StudyStop, AnInterruptedJobWhosePlanChangedStartsOver) {
+// An interrupted job whose plan has changed since, with nothing trained to
+// lose (no resume point), starts over (--fresh): the run of the old plan in
+// its folder would be refused otherwise.
+TEST(StudyStop, AnInterruptedJobWhosePlanChangedStartsOverWhenItHasNothingToLose) {
   const fs::path root = fs::path(::testing::TempDir()) / "stop_stale";
   fs::remove_all(root);
   Job j = shellJob(root, "dd", "echo \"$0\"");
@@ -106,10 +108,57 @@ TEST(StudyStop, AnInterruptedJobWhosePlanChangedStartsOver) {
   old.exit_code = 143;
   old.plan_hash = "ffffffffffffffff";
   writeJobRecord(j, old);
+  results::RunStatus status;
+  status.state = "interrupted";
+  status.seed = 0;
+  status.step = 0;
+  results::writeStatus(j.out_dir, status);
   ASSERT_EQ(jobState(j), JobState::Stale);
+  EXPECT_EQ(progressAtRisk(j), std::nullopt);
   const Execution e = executeLocally({j}, {});
   EXPECT_EQ(e.jobs[0].kind, Kind::Ran);
   EXPECT_EQ(readFile(root / "dd" / "run.log"), "--fresh\n");
+}
+
+// One stopped at a resume point is kept, not run: starting it over would
+// throw its training away, continuing it would train the old plan. --force
+// starts it over.
+TEST(StudyStop, AnInterruptedJobWhosePlanChangedKeepsItsTrainingUnlessForced) {
+  const fs::path root = fs::path(::testing::TempDir()) / "stop_stale_progress";
+  fs::remove_all(root);
+  Job j = shellJob(root, "ee", "echo \"$0\"");
+  JobRecord old;
+  old.interrupted = true;
+  old.exit_code = 143;
+  old.plan_hash = "ffffffffffffffff";
+  writeJobRecord(j, old);
+  results::RunStatus status;
+  status.state = "interrupted";
+  status.seed = 0;
+  status.step = 8040;
+  results::writeStatus(j.out_dir, status);
+  fs::create_directories(j.out_dir / "seed0");
+  testing::writeFile(j.out_dir / "seed0" / "resume.pt", "weights\n");
+  ASSERT_EQ(jobState(j), JobState::Stale);
+  ASSERT_EQ(progressAtRisk(j), std::optional<std::string>("interrupted at seed 0, step 8040"));
+
+  std::vector<std::string> lines;
+  ExecuteOptions o;
+  o.log = [&](const std::string& l) { lines.push_back(l); };
+  const Execution kept = executeLocally({j}, o);
+  EXPECT_EQ(kept.jobs[0].kind, Kind::NotRun);
+  EXPECT_NE(kept.jobs[0].reason.find("a run of another plan, interrupted at seed 0, step 8040"), std::string::npos)
+      << kept.jobs[0].reason;
+  EXPECT_NE(kept.jobs[0].reason.find("--force --only seed0/ee"), std::string::npos) << kept.jobs[0].reason;
+  EXPECT_FALSE(fs::exists(root / "ee" / "run.log")) << "the run was started";
+  EXPECT_EQ(readFile(j.out_dir / "seed0" / "resume.pt"), "weights\n");
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().find("not run  ee seed 0:"), std::string::npos) << lines.back();
+
+  o.force = true;
+  const Execution forced = executeLocally({j}, o);
+  EXPECT_EQ(forced.jobs[0].kind, Kind::Ran);
+  EXPECT_EQ(readFile(root / "ee" / "run.log"), "--fresh\n");
 }
 
 // End to end with posc. ----------------------------------------------------
@@ -117,8 +166,9 @@ TEST(StudyStop, AnInterruptedJobWhosePlanChangedStartsOver) {
 // Two seeds of a shrunken quick start (one layer of width 16, batches of 16),
 // one after the other on one thread, 400 steps each with a resume point every
 // 40 and a metrics line every 10: about 2 s per run on a busy 2-core machine.
-std::string studyArgs(const fs::path& out) {
-  return "study examples/quickstart.pos --seeds 0,1 --jobs 1 --threads 1 --set train.steps=400 "
+std::string studyArgs(const fs::path& out, int threads = 1) {
+  return "study examples/quickstart.pos --seeds 0,1 --jobs 1 --threads " + std::to_string(threads) +
+         " --set train.steps=400 "
          "--set model.layers=1 --set model.width=16 --set train.batch=16 --set train.log_every=10 "
          "--set train.checkpoint_every=40 --set 'task.test_digits=[3]' --set task.problems_per_length=10 "
          "--out '" + out.string() + "'";
@@ -195,9 +245,10 @@ TEST(StudyStop, SigtermToPoscStudyStopsItsRunsAndTheSameCommandContinuesThem) {
   ASSERT_TRUE(fs::exists(seed0 / "seed0" / "final.pt"));
   const auto seed0_weights = mtime(seed0 / "seed0" / "final.pt");
 
-  // The same command: seed 0 is not trained again, seed 1 continues.
+  // The same command on two threads (not part of a run's identity): seed 0
+  // is not trained again, seed 1 continues.
   const fs::path log2 = out.string() + ".again.log";
-  ASSERT_EQ(testing::runPoscLogged(studyArgs(out), log2), 0) << readFile(log2);
+  ASSERT_EQ(testing::runPoscLogged(studyArgs(out, 2), log2), 0) << readFile(log2);
   const std::string again = readFile(log2);
   EXPECT_NE(again.find("skipped  quickstart seed 0"), std::string::npos) << again;
   EXPECT_NE(again.find("continued quickstart seed 1"), std::string::npos) << again;

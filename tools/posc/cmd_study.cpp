@@ -49,8 +49,10 @@ Ctrl-C or SIGTERM stops the study: it starts nothing more, passes the signal
 on to its runs (each stops at its next step boundary with a resume point),
 waits for them, records each one in its job.json (done, interrupted, failed)
 and exits (130 or 143). The same command then skips the finished runs and
-continues the others from their resume points. A second signal stops the
-runs at once, at their last resume point.
+continues the others from their resume points (--threads and --jobs may
+differ). A second signal stops the runs at once, at their last resume point.
+A run stopped part-way whose plan has changed since is kept, not run: start
+it over with --force --only ID.
 
 A sweep: `--set KEY=A,B` (values split at top-level commas) runs every
 experiment x seed once per value; several such settings give every
@@ -157,7 +159,7 @@ int runStudy(const std::vector<std::string>& args) {
   std::string out, only, seeds_text;
   int slots = 0, threads = 0, max_running = 0;
   bool force = false, list = false, slurm = false, no_submit = false, wait = false;
-  std::vector<std::string> run_flags;  // passed to every posc run
+  std::vector<std::string> placement;  // --device, --jit as given: passed to every posc run
   std::vector<std::string> sbatch_options;
   std::optional<std::vector<uint64_t>> seeds;
   ExperimentOptions o = parseExperimentOptions(args, [&](const std::string& flag, const auto& value) {
@@ -183,7 +185,7 @@ int runStudy(const std::vector<std::string>& args) {
       const std::string v = value();
       if (flag == "--device" ? v != "cpu" && v != "cuda" : v != "on" && v != "off")
         throw UsageError{fmt::format("{} does not take '{}'", flag, v)};
-      run_flags.insert(run_flags.end(), {flag, v});
+      placement.insert(placement.end(), {flag, v});
       if (flag == "--device" && v == "cuda" && slots == 0) slots = 1;
     }
     else return false;
@@ -217,10 +219,12 @@ int runStudy(const std::vector<std::string>& args) {
   // The cores shared out among the runs at once: with one run per core (the
   // default), each trains on one thread.
   const int cores = model::availableCores();
-  const std::vector<std::string> placement = run_flags;  // --device, --jit as given
   if (threads == 0) threads = std::max(1, cores / (slots > 0 ? slots : cores));
-  run_flags.insert(run_flags.end(), {"--threads", std::to_string(threads)});
-  request.placement = run_flags;
+  // The thread count is not part of a run's identity (posc run continues a
+  // run on any number of threads): a study continued with another --threads
+  // continues its runs rather than start them over.
+  request.placement = placement;
+  request.run_options = {"--threads", std::to_string(threads), "--no-progress"};
 
   std::vector<study::Job> jobs;
   try {
@@ -391,7 +395,7 @@ int runStudy(const std::vector<std::string>& args) {
   if (writeComparisonPage(jobs, has_results, request.out) != 0) return 1;
   if (failed || not_run || interrupted) {
     std::fprintf(stderr, "posc: %d of %zu runs failed, %d interrupted (the same command continues them), %d not run "
-                 "(their warm start did not finish)\n", failed, jobs.size(), interrupted, not_run);
+                 "(each says why above)\n", failed, jobs.size(), interrupted, not_run);
     return 1;
   }
   return 0;
