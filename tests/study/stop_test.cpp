@@ -210,7 +210,8 @@ TEST(StudyStop, SigtermToPoscStudyStopsItsRunsAndTheSameCommandContinuesThem) {
   const fs::path log = out.string() + ".log";
   const fs::path seed0 = out / "seed0" / "quickstart", seed1 = out / "seed1" / "quickstart";
 
-  const pid_t study = spawnPosc(studyArgs(out), log);
+  // --force (nothing to start over yet) must not reach the command that continues the study.
+  const pid_t study = spawnPosc(studyArgs(out) + " --force", log);
   ASSERT_GT(study, 0);
   // Seed 0 has finished and seed 1 is training, past its first metrics lines.
   const bool training = waitFor(
@@ -233,7 +234,9 @@ TEST(StudyStop, SigtermToPoscStudyStopsItsRunsAndTheSameCommandContinuesThem) {
   ASSERT_TRUE(WIFEXITED(status)) << "the study died of signal " << WTERMSIG(status) << "\n" << first;
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM) << first;
   EXPECT_NE(first.find("study: stopped by SIGTERM"), std::string::npos) << first;
-  EXPECT_NE(first.find("continue with: posc study examples/quickstart.pos"), std::string::npos) << first;
+  const size_t continue_line = first.find("continue with: posc study examples/quickstart.pos");
+  ASSERT_NE(continue_line, std::string::npos) << first;
+  EXPECT_EQ(first.find("--force", continue_line), std::string::npos) << first;
 
   // Each job's state is recorded: seed 0 finished, seed 1 interrupted at a resume point.
   EXPECT_NE(readFile(seed0 / "job.json").find(R"("status":"done")"), std::string::npos) << readFile(seed0 / "job.json");

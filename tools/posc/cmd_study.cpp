@@ -383,19 +383,24 @@ int runStudy(const std::vector<std::string>& args) {
     done += has_results[i];
   }
   // Stopped: every run it started has ended and is recorded; the same
-  // command skips the finished ones and continues the others.
+  // command, less --force (which would start every run over again), skips
+  // the finished ones and continues the others.
+  std::vector<std::string> continuing;
+  for (const std::string& a : args)
+    if (a != "--force") continuing.push_back(a);
   if (execution.stopped_by) {
     std::fprintf(stderr,
                  "posc: study stopped by %s: %d of %zu runs finished, %d interrupted at a resume point, %d failed, "
                  "%d not started\ncontinue with: posc study %s\n",
                  study::stopSignalName(execution.stopped_by), done, jobs.size(), interrupted, failed, not_run,
-                 joinCommand(args).c_str());
+                 joinCommand(continuing).c_str());
     return 128 + execution.stopped_by;
   }
   if (writeComparisonPage(jobs, has_results, request.out) != 0) return 1;
   if (failed || not_run || interrupted) {
-    std::fprintf(stderr, "posc: %d of %zu runs failed, %d interrupted (the same command continues them), %d not run "
-                 "(each says why above)\n", failed, jobs.size(), interrupted, not_run);
+    std::fprintf(stderr, "posc: %d of %zu runs failed, %d interrupted (%s continues them), %d not run "
+                 "(each says why above)\n", failed, jobs.size(), interrupted,
+                 force ? "the same command without --force" : "the same command", not_run);
     return 1;
   }
   return 0;
