@@ -101,7 +101,24 @@ std::vector<fs::path> seedFolders(const fs::path& dir) {
   return out;
 }
 
+// The weights a run writes into a seed folder, in both formats.
+const std::regex& weightFileName() {
+  static const std::regex weights(R"((checkpoint_[0-9]+|final|resume)\.(pt|safetensors))");
+  return weights;
+}
+
 }  // namespace
+
+std::vector<fs::path> trainedWeights(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const fs::path& seed : seedFolders(dir))
+    for (const auto& file : fs::directory_iterator(seed, ec))
+      if (file.is_regular_file() && std::regex_match(file.path().filename().string(), weightFileName()))
+        out.push_back(file.path().lexically_relative(dir));
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 void removeTemporaryFiles(const fs::path& dir) {
   static const std::regex temporary(R"(\..+\.[0-9]+-[0-9]+\.tmp)");
@@ -162,8 +179,7 @@ void removeRunOutputs(const fs::path& dir) {
   static const std::regex events(R"(events\.out\.tfevents\..*\.posc)");
   removeMatching(dir / "tensorboard", events);
   fs::remove(dir / "tensorboard", ec);  // only when it is now empty
-  static const std::regex checkpoint(R"((checkpoint_[0-9]+|final|resume)\.(pt|safetensors))");
-  for (const fs::path& seed : seedFolders(dir)) removeMatching(seed, checkpoint);
+  for (const fs::path& seed : seedFolders(dir)) removeMatching(seed, weightFileName());
 }
 
 }  // namespace posc::results

@@ -72,6 +72,11 @@ void markFolder(const std::filesystem::path& dir);
 // only on a folder whose folderOwner() was Posc.
 void removeRunOutputs(const std::filesystem::path& dir);
 
+// The trained weights in a results folder's seed folders (final.pt, resume.pt,
+// checkpoint_<k>.pt, and their .safetensors copies), relative to `dir` and
+// sorted: what starting its run over would throw away.
+std::vector<std::filesystem::path> trainedWeights(const std::filesystem::path& dir);
+
 // Removes temporary files (".<name>.<pid>-<n>.tmp") that a killed process
 // left in the folder and its seed folders; call while holding the lock.
 void removeTemporaryFiles(const std::filesystem::path& dir);

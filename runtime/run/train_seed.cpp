@@ -146,13 +146,10 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
     return true;
   }
   results::JsonLinesLog& metrics = *run.metrics;
-  if (group && fs::exists(resume_file)) {
-    // A single process's resume point: the other ranks cannot continue from it.
-    std::fprintf(stderr, "seed %llu: a data-parallel run does not continue from %s; training the seed from the start\n",
-                 static_cast<unsigned long long>(seed), resume_file.string().c_str());
-    std::error_code ec;
-    fs::remove(resume_file, ec);
-  }
+  if (group && fs::exists(resume_file))  // posc run refuses this before the ranks join; kept all the same
+    throw UserError(fmt::format("seed {}: a data-parallel run cannot continue from one process's resume point {}; "
+                                "continue it as one process, or start over with --fresh",
+                                seed, resume_file.string()));
   if (!fs::exists(resume_file)) {
     metrics.truncate(run.status.metrics_lines);  // lines of a seed that had no resume point yet
     if (plan.train.init_from || plan.train.init_file) {

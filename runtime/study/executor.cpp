@@ -201,15 +201,16 @@ Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& opt
           progressed = true;
           continue;
         }
-        // A run of another plan stopped part-way is kept: starting it over
-        // would throw its resume points away, continuing it would train the
-        // old plan. Asked with --force (and --only), it starts over.
-        if (!options.force && !source_rerun && before == JobState::Stale) {
+        // A run of another plan (or from a warm start that has run again)
+        // stopped part-way is kept: starting it over would throw its trained
+        // weights away, continuing it would train the old plan. Asked with
+        // --force (and --only), it starts over.
+        if (!options.force && (source_rerun || before == JobState::Stale)) {
           if (const std::optional<std::string> progress = progressAtRisk(job)) {
             const std::string why = fmt::format(
-                "its folder holds a run of another plan, {}; it is kept as it is. Continue it with the plan it was "
-                "started with, or start it over with --force --only {}",
-                *progress, job.id());
+                "its folder holds an unfinished run of {} ({}); it is kept as it is. Continue it with the plan it "
+                "was started with, or start it over with --force --only {}",
+                source_rerun ? "an earlier warm start" : "another plan", *progress, job.id());
             finish(i, {JobOutcome::Kind::NotRun, 0, 0, why});
             log(fmt::format("[{}/{}] not run  {}: {}", finished, n, job.label(), why));
             progressed = true;

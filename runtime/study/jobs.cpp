@@ -233,16 +233,35 @@ std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::st
     }
   }
   for (size_t i = 0; i < jobs.size(); ++i)
-    if (!external[i].empty()) jobs[i].plan_hash = driver::stableHash(jobs[i].plan_hash + "\nwarm start from " + external[i]);
+    if (!external[i].empty()) {
+      jobs[i].plan_hash = driver::stableHash(jobs[i].plan_hash + "\nwarm start from " + external[i]);
+      jobs[i].legacy_external = external[i];
+    }
 
   std::vector<Job> ordered = orderByWarmStart(std::move(jobs));
   // Chain the hashes in dependency order, so a changed source re-runs its warm starts.
   for (Job& j : ordered)
-    if (j.after) j.plan_hash = driver::stableHash(j.plan_hash + "\nwarm start from " + ordered[*j.after].plan_hash);
+    if (j.after) {
+      const Job& source = ordered[*j.after];
+      j.plan_hash = driver::stableHash(j.plan_hash + "\nwarm start from " + source.plan_hash);
+      j.legacy_chain.insert(j.legacy_chain.end(), source.legacy_chain.begin(), source.legacy_chain.end());
+      j.legacy_external = source.legacy_external;
+    }
   return ordered;
 }
 
 namespace {
+
+// The placement flags as posc run's plan hash sees them: "--device cuda"
+// and "--jit off" (the defaults, cpu and on, add nothing), in that order.
+std::string placementIdentity(const std::vector<std::string>& flags) {
+  std::string device, jit;
+  for (size_t i = 0; i + 1 < flags.size(); i += 2) (flags[i] == "--device" ? device : jit) = flags[i + 1];
+  std::string text;
+  if (!device.empty() && device != "cpu") text += " --device " + device;
+  if (!jit.empty() && jit != "on") text += " --jit " + jit;
+  return text;
+}
 
 std::optional<std::vector<Job>> expandPoint(const StudyRequest& base_request, const GridPoint& point,
                                             std::vector<std::optional<std::string>>& init_from,
@@ -286,10 +305,12 @@ std::optional<std::vector<Job>> expandPoint(const StudyRequest& base_request, co
         j.memory_mb = estimateMemoryMb(*c.plan);
         j.compute = estimateCompute(*c.plan);
         // The plan and where it runs (device, JIT); completed below with the warm start's.
-        std::string placement;
-        for (const std::string& f : request.placement) placement += " " + f;
-        j.plan_hash =
-            driver::stableHash(plan::dumpIdentity(*c.plan) + (placement.empty() ? "" : "\nposc run" + placement));
+        const std::string identity = plan::dumpIdentity(*c.plan);
+        const std::string placement = placementIdentity(request.placement);
+        j.plan_hash = driver::stableHash(identity + (placement.empty() ? "" : "\nposc run" + placement));
+        std::string typed;
+        for (const std::string& f : request.placement) typed += " " + f;
+        j.legacy_chain = {identity + "\nposc run" + typed};
         j.command = {request.posc_binary, "run", file, "--experiment", j.experiment};
         if (!j.preset.empty()) j.command.insert(j.command.end(), {"--preset", j.preset});
         for (const sema::Override& o : request.overrides)
@@ -376,17 +397,55 @@ std::optional<JobRecord> readJobRecord(const fs::path& out_dir) {
   return r;
 }
 
+std::string legacyPlanHash(const Job& job, int threads) {
+  const std::string suffix = fmt::format(" --threads {}", threads);
+  std::string hash;
+  for (size_t k = job.legacy_chain.size(); k-- > 0;) {  // from the first source to this job
+    const std::string own = driver::stableHash(job.legacy_chain[k] + suffix);
+    if (k + 1 == job.legacy_chain.size())
+      hash = job.legacy_external.empty() ? own : driver::stableHash(own + "\nwarm start from " + job.legacy_external);
+    else
+      hash = driver::stableHash(own + "\nwarm start from " + hash);
+  }
+  return hash;
+}
+
+namespace {
+
+// The threads a run last trained on, from its plan.txt ("# numerics ...; 2 CPU
+// threads; ..."); nullopt when the folder does not say.
+std::optional<int> lastThreadCount(const fs::path& out_dir) {
+  std::ifstream in(out_dir / "plan.txt");
+  static const std::regex threads(R"(^# numerics .*?([0-9]+) CPU threads?;)");
+  std::smatch m;
+  for (std::string line; std::getline(in, line) && line.rfind("# ", 0) == 0;)
+    if (std::regex_search(line, m, threads)) return std::stoi(m[1]);
+  return std::nullopt;
+}
+
+}  // namespace
+
 JobState jobState(const Job& job) {
   const std::optional<JobRecord> r = readJobRecord(job.out_dir);
   if (!r) return JobState::Pending;
-  if (r->plan_hash != job.plan_hash) return JobState::Stale;
+  if (r->plan_hash != job.plan_hash) {
+    // A record of an older study: the same plan when its hash is the old
+    // formula's for the threads the run last trained on.
+    const std::optional<int> threads = lastThreadCount(job.out_dir);
+    if (!threads || r->plan_hash != legacyPlanHash(job, *threads)) return JobState::Stale;
+  }
   return r->done ? JobState::Done : r->interrupted ? JobState::Interrupted : JobState::Failed;
 }
 
 std::optional<std::string> progressAtRisk(const Job& job) {
   const std::optional<formats::RunStatus> status = results::readStatus(job.out_dir);
-  if (!status || status->finished() || (status->step == 0 && status->seeds_done.empty())) return std::nullopt;
-  return results::describeStatus(*status);
+  if (status && status->finished()) return std::nullopt;
+  const std::vector<fs::path> weights = results::trainedWeights(job.out_dir);
+  if (weights.empty()) return std::nullopt;
+  std::string files;
+  for (size_t i = 0; i < weights.size() && i < 4; ++i) files += (i ? ", " : "") + weights[i].string();
+  if (weights.size() > 4) files += fmt::format(" and {} more", weights.size() - 4);
+  return fmt::format("{}, with {}", status ? results::describeStatus(*status) : "its status.json unreadable", files);
 }
 
 const char* describe(JobState state) {

@@ -69,8 +69,9 @@ struct StudyRequest {
   // Passed to every posc run, and not part of a job's plan hash: a run
   // continues on any number of threads.
   std::vector<std::string> run_options = {"--threads", "1", "--no-progress"};
-  // Where each run trains (--device cuda, --jit off): passed to posc run and
-  // part of each job's plan hash.
+  // Where each run trains (--device cuda, --jit off) as typed: passed to
+  // posc run. Part of each job's plan hash as posc run sees it: the defaults
+  // (--device cpu, --jit on) and the order of the flags do not count.
   std::vector<std::string> placement;
 };
 
@@ -97,6 +98,13 @@ struct Job {
   ComputeEstimate compute;           // an estimate of its arithmetic (a cluster's time request)
   std::optional<size_t> after;       // the job this one warm-starts from (index in the list)
   std::string plan_hash;             // 16 hex digits
+  // Job records written before the thread count left the hash (posc study
+  // before 2026-12-07) hashed "\nposc run" + the placement flags as typed +
+  // " --threads N". The text before " --threads N" of this job, then of each
+  // job it warm-starts from, and the first one's warm start from outside the
+  // study ("" if none): enough to recognise such a record (legacyPlanHash).
+  std::vector<std::string> legacy_chain;
+  std::string legacy_external;
   std::vector<std::string> command;  // argv, program first
   // "rope2d_decay-mini seed 0" ("rope2d_decay-mini [train.lr=1e-3] seed 0"
   // on a grid): for progress lines and the job list.
@@ -161,10 +169,15 @@ enum class JobState {
 JobState jobState(const Job& job);
 const char* describe(JobState state);
 
-// What starting the job's run over would throw away: its folder's unfinished
-// run ("interrupted at seed 0, step 8040") when it holds a resume point or a
-// finished seed, nullopt otherwise. A study never starts such a run over
-// unasked when its plan has changed (posc run refuses to continue it).
+// The hash a study before 2026-12-07 gave the job when run with `threads`
+// threads per run.
+std::string legacyPlanHash(const Job& job, int threads);
+
+// What starting the job's run over would throw away: when its folder holds
+// an unfinished run (or one whose status.json cannot be read) with trained
+// weights (a resume point, a checkpoint, a finished seed's final.pt), its
+// state and those files; nullopt otherwise. A study never starts such a run
+// over unasked when its plan or its warm start has changed.
 std::optional<std::string> progressAtRisk(const Job& job);
 
 // What job.json records when a job ends.

@@ -21,6 +21,8 @@ usage: check_data_parallel.py POSC WORK_DIR [cuda]
    ends the other at the timeout.
 4. Launches that cannot work are refused before anything starts (exit 2):
    RANK without WORLD_SIZE, a batch that does not split across the ranks.
+5. Ranks launched on a run that one process stopped at a resume point are
+   refused before they join (exit 2), and the resume point is kept.
 
 Exits 77 (skipped) when this posc was built without Gloo.
 
@@ -248,6 +250,26 @@ r = subprocess.run([POSC, "run", EXPERIMENT, *COMMON, "--steps", "1", "--set", "
 check(r.returncode == 2 and "multiple of the world size" in r.stderr,
       f"a batch of 63 over 2 ranks is refused before joining (exit {r.returncode}) {r.stderr.strip()[-200:]}")
 check(not os.path.exists(os.path.join(WORK, "refused")), "a refused launch writes nothing")
+
+# 5. A run that one process stopped at a resume point is not continued by
+# ranks (a data-parallel run continues from finished seeds only): refused
+# before they join, the resume point kept. The folder is a finished run turned back
+# into an interrupted one (its final weights as the resume point).
+kept = os.path.join(WORK, "kept")
+r = run_single(kept, [])
+check(r.returncode == 0, f"a single run for the resume-point case (exit {r.returncode})")
+with open(os.path.join(kept, "status.json")) as f:
+    status = json.load(f)
+status.update(state="interrupted", seed=0, step=10, message="SIGTERM", seeds_done=[])
+with open(os.path.join(kept, "status.json"), "w") as f:
+    f.write(json.dumps(status, separators=(",", ":")) + "\n")
+resume = os.path.join(kept, "seed0", "resume.pt")
+os.replace(os.path.join(kept, "seed0", "final.pt"), resume)
+results = finish(launch_ranks(kept, []), timeout=60)
+check(all(code == 2 and "cannot continue from it" in err for code, _, err in results),
+      "ranks refuse a single process's resume point: "
+      + "; ".join(f"exit {code} {err.strip()[-160:]}" for code, _, err in results))
+check(os.path.exists(resume), "the resume point is kept")
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

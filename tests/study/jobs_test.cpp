@@ -7,6 +7,9 @@
 #include <fstream>
 #include <map>
 
+#include <fmt/format.h>
+
+#include "compiler/driver/compile.h"
 #include "runtime/study/jobs.h"
 #include "tests/common/files.h"
 
@@ -135,6 +138,68 @@ TEST(StudyJobs, ASettingOrADeviceChangesEveryJobsHash) {
     EXPECT_EQ((*g)[i].command.back(), "cuda");
   }
 
+}
+
+// The hash holds where a run trains as posc run sees it: the default device
+// and JIT, the order of the flags and the threads per run change nothing.
+TEST(StudyJobs, TheDefaultPlacementTheFlagsOrderAndTheThreadsLeaveTheHash) {
+  const fs::path out = scratch("hash_placement");
+  std::string diags;
+  StudyRequest base = decayAndSink(out);
+  StudyRequest defaults = base, threads = base, gpu = base, gpu_swapped = base;
+  defaults.placement = {"--device", "cpu", "--jit", "on"};
+  threads.run_options = {"--threads", "4", "--no-progress"};
+  gpu.placement = {"--device", "cuda", "--jit", "off"};
+  gpu_swapped.placement = {"--jit", "off", "--device", "cuda"};
+  auto a = expandStudy(base, diags), d = expandStudy(defaults, diags), t = expandStudy(threads, diags);
+  auto g = expandStudy(gpu, diags), s = expandStudy(gpu_swapped, diags);
+  ASSERT_TRUE(a && d && t && g && s) << diags;
+  for (size_t i = 0; i < a->size(); ++i) {
+    EXPECT_EQ((*a)[i].plan_hash, (*d)[i].plan_hash);
+    EXPECT_EQ((*a)[i].plan_hash, (*t)[i].plan_hash);
+    EXPECT_NE((*a)[i].plan_hash, (*g)[i].plan_hash);
+    EXPECT_EQ((*g)[i].plan_hash, (*s)[i].plan_hash);
+  }
+}
+
+// A job.json of a study from before the threads left the hash holds
+// stableHash(identity + "\nposc run" + flags as typed + " --threads N"),
+// chained through the warm starts as now. It is recognised, with N read from
+// the run's plan.txt, so that a study continued after the upgrade skips its
+// finished runs and continues its interrupted ones.
+TEST(StudyJobs, ARecordOfAnOlderStudyIsRecognisedByTheThreadsItsRunUsed) {
+  const fs::path out = scratch("hash_legacy");
+  std::string diags;
+  auto jobs = expandStudy(decayAndSink(out), diags);
+  ASSERT_TRUE(jobs) << diags;
+  const Job& decay = (*jobs)[0];
+  const Job& sink = (*jobs)[1];
+  ASSERT_EQ(sink.after, std::optional<size_t>(0));
+  // The legacy texts are the identity the hash holds now, plus "\nposc run".
+  const std::string tail = "\nposc run";
+  ASSERT_EQ(decay.legacy_chain.size(), 1u);
+  ASSERT_EQ(sink.legacy_chain.size(), 2u);
+  ASSERT_TRUE(decay.legacy_chain[0].ends_with(tail));
+  EXPECT_EQ(driver::stableHash(decay.legacy_chain[0].substr(0, decay.legacy_chain[0].size() - tail.size())),
+            decay.plan_hash);
+  // The old formula, written out.
+  const std::string old_decay = driver::stableHash(decay.legacy_chain[0] + " --threads 2");
+  const std::string old_sink =
+      driver::stableHash(driver::stableHash(sink.legacy_chain[0] + " --threads 2") + "\nwarm start from " + old_decay);
+  EXPECT_EQ(legacyPlanHash(decay, 2), old_decay);
+  EXPECT_EQ(legacyPlanHash(sink, 2), old_sink);
+
+  JobRecord done;
+  done.done = true;
+  done.plan_hash = old_sink;
+  writeJobRecord(sink, done);
+  const std::string provenance = "# posc 0.1.0\n# source x.pos\n# numerics OpenBLAS; {}; score formulas: fused\n";
+  posc::testing::writeFile(sink.out_dir / "plan.txt", fmt::format(fmt::runtime(provenance), "2 CPU threads"));
+  EXPECT_EQ(jobState(sink), JobState::Done);
+  posc::testing::writeFile(sink.out_dir / "plan.txt", fmt::format(fmt::runtime(provenance), "1 CPU thread"));
+  EXPECT_EQ(jobState(sink), JobState::Stale) << "a record of another thread count is another plan's";
+  fs::remove(sink.out_dir / "plan.txt");
+  EXPECT_EQ(jobState(sink), JobState::Stale);
 }
 
 // The documented promise of the hash: a comment edit changes nothing, even one

@@ -140,14 +140,17 @@ TEST(StudyStop, AnInterruptedJobWhosePlanChangedKeepsItsTrainingUnlessForced) {
   fs::create_directories(j.out_dir / "seed0");
   testing::writeFile(j.out_dir / "seed0" / "resume.pt", "weights\n");
   ASSERT_EQ(jobState(j), JobState::Stale);
-  ASSERT_EQ(progressAtRisk(j), std::optional<std::string>("interrupted at seed 0, step 8040"));
+  ASSERT_EQ(progressAtRisk(j),
+            std::optional<std::string>("interrupted at seed 0, step 8040, with seed0/resume.pt"));
 
   std::vector<std::string> lines;
   ExecuteOptions o;
   o.log = [&](const std::string& l) { lines.push_back(l); };
   const Execution kept = executeLocally({j}, o);
   EXPECT_EQ(kept.jobs[0].kind, Kind::NotRun);
-  EXPECT_NE(kept.jobs[0].reason.find("a run of another plan, interrupted at seed 0, step 8040"), std::string::npos)
+  EXPECT_NE(kept.jobs[0].reason.find("an unfinished run of another plan (interrupted at seed 0, step 8040, with "
+                                     "seed0/resume.pt)"),
+            std::string::npos)
       << kept.jobs[0].reason;
   EXPECT_NE(kept.jobs[0].reason.find("--force --only seed0/ee"), std::string::npos) << kept.jobs[0].reason;
   EXPECT_FALSE(fs::exists(root / "ee" / "run.log")) << "the run was started";
@@ -159,6 +162,63 @@ TEST(StudyStop, AnInterruptedJobWhosePlanChangedKeepsItsTrainingUnlessForced) {
   const Execution forced = executeLocally({j}, o);
   EXPECT_EQ(forced.jobs[0].kind, Kind::Ran);
   EXPECT_EQ(readFile(root / "ee" / "run.log"), "--fresh\n");
+}
+
+// A run killed or failed after a resume point says step 0 in its status (the
+// step is recorded only when a run is stopped by a signal): the weights on
+// disk, not the status, say what would be lost; so does an unreadable status.
+TEST(StudyStop, AFailedRunsResumePointIsSeenOnDiskWhateverItsStatusSays) {
+  const fs::path root = fs::path(::testing::TempDir()) / "stop_stale_failed";
+  fs::remove_all(root);
+  Job j = shellJob(root, "ff", "echo \"$0\"");
+  JobRecord old;
+  old.exit_code = 137;
+  old.plan_hash = "ffffffffffffffff";
+  writeJobRecord(j, old);
+  results::RunStatus status;
+  status.state = "failed";
+  status.seed = 1;
+  results::writeStatus(j.out_dir, status);
+  fs::create_directories(j.out_dir / "seed0");
+  fs::create_directories(j.out_dir / "seed1");
+  testing::writeFile(j.out_dir / "seed0" / "final.pt", "weights\n");
+  testing::writeFile(j.out_dir / "seed1" / "checkpoint_2000.safetensors", "weights\n");
+  testing::writeFile(j.out_dir / "seed1" / "notes.txt", "mine\n");
+  EXPECT_EQ(progressAtRisk(j), std::optional<std::string>(
+                                   "failed at seed 1, step 0, with seed0/final.pt, seed1/checkpoint_2000.safetensors"));
+  testing::writeFile(j.out_dir / "status.json", "{not json");
+  EXPECT_EQ(progressAtRisk(j), std::optional<std::string>(
+                                   "its status.json unreadable, with seed0/final.pt, seed1/checkpoint_2000.safetensors"));
+  const Execution e = executeLocally({j}, {});
+  EXPECT_EQ(e.jobs[0].kind, Kind::NotRun);
+  EXPECT_FALSE(fs::exists(root / "ff" / "run.log"));
+}
+
+// A warm start whose source runs again this call (its plan changed) is kept
+// too when it holds trained weights: they grew from the old source.
+TEST(StudyStop, AWarmStartWithTrainedWeightsIsKeptWhenItsSourceRunsAgain) {
+  const fs::path root = fs::path(::testing::TempDir()) / "stop_source_again";
+  fs::remove_all(root);
+  Job source = shellJob(root, "gg", "echo source");
+  Job warm = shellJob(root, "hh", "echo \"$0\"");
+  warm.after = 0;
+  JobRecord stale;
+  stale.done = true;
+  stale.plan_hash = "ffffffffffffffff";
+  writeJobRecord(source, stale);  // finished with another plan: runs again
+  JobRecord interrupted;
+  interrupted.interrupted = true;
+  interrupted.exit_code = 143;
+  interrupted.plan_hash = warm.plan_hash;  // its own plan is the same
+  writeJobRecord(warm, interrupted);
+  fs::create_directories(warm.out_dir / "seed0");
+  testing::writeFile(warm.out_dir / "seed0" / "resume.pt", "weights\n");
+  const Execution e = executeLocally({source, warm}, {});
+  EXPECT_EQ(e.jobs[0].kind, Kind::Ran);
+  ASSERT_EQ(e.jobs[1].kind, Kind::NotRun);
+  EXPECT_NE(e.jobs[1].reason.find("an unfinished run of an earlier warm start"), std::string::npos)
+      << e.jobs[1].reason;
+  EXPECT_EQ(readFile(warm.out_dir / "seed0" / "resume.pt"), "weights\n");
 }
 
 // End to end with posc. ----------------------------------------------------

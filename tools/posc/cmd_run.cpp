@@ -9,6 +9,7 @@
 #include "runtime/distributed/process_group.h"
 #include "runtime/handset/run_handset.h"
 #include "runtime/model/device.h"
+#include "runtime/results/run_folder.h"
 #include "runtime/run/run_experiment.h"
 #include "tools/posc/blas_kernels.h"
 #include "tools/posc/cli.h"
@@ -183,6 +184,19 @@ int runRun(const std::vector<std::string>& args) {
         throw dist::LaunchError(fmt::format("{}: train.batch = {} does not split evenly across {} ranks; make it a "
                                             "multiple of the world size",
                                             launch->describe(), plan.train.batch, launch->world_size));
+      // A data-parallel run writes no resume points, and cannot continue
+      // from one process's: refused, so that the resume point is kept.
+      if (!fresh) {
+        const std::optional<results::RunStatus> previous = results::readStatus(ro.out_dir);
+        if (previous && !previous->finished())
+          for (const std::filesystem::path& weights : results::trainedWeights(ro.out_dir))
+            if (weights.filename() == "resume.pt")
+              throw dist::LaunchError(fmt::format(
+                  "{}: the run in '{}' ({}) has a resume point written by one process, {}; a data-parallel run "
+                  "cannot continue from it (it continues from finished seeds only). Continue it as one process (posc "
+                  "run without the launcher), or start over with --fresh",
+                  launch->describe(), ro.out_dir, results::describeStatus(*previous), weights.string()));
+      }
       group = dist::ProcessGroup::join(*launch, group_device);
       ro.group = group.get();
       if (group->rank() != 0) ro.progress_bar = false;
