@@ -28,9 +28,9 @@ fs::path defaultInitRoot(const fs::path& out_dir) {
   return parent.empty() ? fs::path(".") : parent;
 }
 
-// The refusal to continue an unfinished run of another plan, naming the
-// first line where the plans differ.
-std::string differentPlan(const fs::path& out_dir, const std::string& plan_text) {
+// The refusal to continue an unfinished run of another plan, or to replace a
+// finished one, naming the first line where the plans differ.
+std::string differentPlan(const fs::path& out_dir, const std::string& plan_text, bool finished) {
   auto planLines = [](const std::string& text) {
     std::vector<std::string> lines;
     std::istringstream in(text);
@@ -51,6 +51,10 @@ std::string differentPlan(const fs::path& out_dir, const std::string& plan_text)
     if (i + 1 == std::max(old_lines.size(), new_lines.size()))
       difference = "the same plan text, other run options (--device or --jit)";
   }
+  if (finished)
+    return fmt::format("'{}' holds a finished run of another plan ({}); choose another --out, or replace it with "
+                       "--fresh (its weights, metrics and probes are deleted)",
+                       out_dir.string(), difference);
   return fmt::format("'{}' holds an unfinished run of another plan ({}); continue it with its own settings, "
                      "start over with --fresh, or choose another --out",
                      out_dir.string(), difference);
@@ -137,8 +141,9 @@ void checkRequest(Run& run) {
 }
 
 // Stage 2 (the folder is locked): an earlier run in it is continued (same
-// plan, unfinished), refused (another plan, unfinished) or cleared (finished,
-// or --fresh); then the status, plan.txt, source.pos and the metrics log.
+// plan, unfinished), refused (another plan, finished or not) or cleared
+// (finished with the same plan, or --fresh); then the status, plan.txt,
+// source.pos and the metrics log.
 void openFolder(Run& run) {
   const RunOptions& options = run.options;
   results::removeTemporaryFiles(run.out_dir);
@@ -152,7 +157,11 @@ void openFolder(Run& run) {
                                 run.out_dir.string()));
   run.resuming = previous && !previous->finished() && !options.fresh;
   if (run.resuming && previous->plan_hash != options.plan_hash)
-    throw UserError(differentPlan(run.out_dir, options.plan_text));
+    throw UserError(differentPlan(run.out_dir, options.plan_text, false));
+  // A finished run is replaced by a run of its own plan only: another plan
+  // (a quick --steps 20, another --seed) must not delete hours of results.
+  if (previous && previous->finished() && !options.fresh && previous->plan_hash != options.plan_hash)
+    throw UserError(differentPlan(run.out_dir, options.plan_text, true));
   if (run.resuming)
     std::fprintf(stderr, "continuing the run in %s: %s (--fresh starts over)\n", run.out_dir.string().c_str(),
                  results::describeStatus(*previous).c_str());

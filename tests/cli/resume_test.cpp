@@ -2,7 +2,8 @@
 // the middle of a checkpoint write) or stopped by SIGINT continues from its
 // last resume point and ends with the same final.pt, byte for byte, and the
 // same metrics.jsonl lines as a run that was never interrupted; one process
-// owns a results folder; an unfinished run of another plan is refused; a run
+// owns a results folder; a run of another plan, unfinished or finished, is
+// refused (not deleted) without --fresh; a run
 // whose checkpoints cannot fit, or whose loss turns NaN on the tensor-op
 // path, stops with a clear error before it wastes the disk or the weights.
 #include <gtest/gtest.h>
@@ -176,6 +177,22 @@ TEST(RunFolder, SecondRunIntoTheSameFolderFailsAtOnce) {
   EXPECT_EQ(fresh.status, 0) << fresh.err;
   EXPECT_NE(readFile(out / "status.json").find(R"("state":"finished")"), std::string::npos);
   EXPECT_FALSE(fs::exists(out / "seed0" / "resume.pt"));
+
+  // A finished run: another plan (a quick --steps 5) is refused too, its
+  // weights untouched, naming the difference; the same plan again replaces it.
+  const std::string weights = readFile(out / "seed0" / "final.pt");
+  ASSERT_FALSE(weights.empty());
+  const posc::testing::PoscResult quick = posc::testing::runPosc(
+      "run examples/quickstart.pos --steps 5 --no-progress --set 'task.test_digits=[3]' --out '" + out.string() + "'");
+  EXPECT_EQ(quick.status, 2) << quick.err;
+  EXPECT_NE(quick.err.find("holds a finished run of another plan"), std::string::npos) << quick.err;
+  EXPECT_NE(quick.err.find("train.steps=10"), std::string::npos) << quick.err;
+  EXPECT_EQ(quick.err.find("step 1/"), std::string::npos) << "it trained:\n" << quick.err;
+  EXPECT_EQ(readFile(out / "seed0" / "final.pt"), weights);
+  EXPECT_NE(readFile(out / "status.json").find(R"("state":"finished")"), std::string::npos);
+  const posc::testing::PoscResult same = posc::testing::runPosc(
+      "run examples/quickstart.pos --steps 10 --no-progress --set 'task.test_digits=[3]' --out '" + out.string() + "'");
+  EXPECT_EQ(same.status, 0) << same.err;
 }
 
 TEST(RunFolder, CheckpointsThatCannotFitAreRefusedBeforeTraining) {

@@ -50,9 +50,11 @@ options:
                       first step) and DIR/seed<N>/step_<k>.safetensors (each step's
                       batch: tokens, targets, loss_mask, channels), for comparing
                       posc's training with another implementation step by step
-  --fresh             discard an unfinished run in the results folder and start over;
-                      also writes into a non-empty folder that is not a posc results
-                      folder (refused without it), deleting nothing there
+  --fresh             discard the run in the results folder and start over: needed for
+                      an unfinished run, or a finished run of another plan (a finished
+                      run of the same plan is replaced without it); also writes into a
+                      non-empty folder that is not a posc results folder (refused
+                      without it), deleting nothing there
 
 Runs can be stopped and continued. Ctrl-C (SIGINT) or SIGTERM stops at the next
 step boundary and writes a resume point; even after a SIGKILL, running the same
