@@ -206,4 +206,32 @@ TEST(StudyCli, BadInputExitsWithTwoAndRunsNothing) {
   EXPECT_EQ(runPosc("study --seeds x examples/addition/rope2d.pos", log), 2);
 }
 
+// `--only` (as a Slurm task runs one job) on a job whose folder holds an
+// unfinished run of another plan with a resume point: the run is kept, not
+// started over, and the call does not report success.
+TEST(StudyCli, OnlyAJobKeptForItsTrainedWeightsIsNotASuccess) {
+  const fs::path study = fs::path(::testing::TempDir()) / "study_only_kept";
+  fs::remove_all(study);
+  const fs::path run = study / "seed0" / "rope2d-small";
+  fs::create_directories(run / "seed0");
+  posc::testing::writeFile(run / "job.json",
+                           R"({"experiment":"rope2d","preset":"small","seed":0,"plan_hash":"ffffffffffffffff",)"
+                           R"("status":"interrupted","exit":143,"wall_s":60.0})"
+                           "\n");
+  posc::testing::writeFile(run / "status.json",
+                           R"({"state":"interrupted","pid":1,"plan_hash":"ffffffffffffffff","seeds_done":[],)"
+                           R"("metrics_lines":0,"seed":0,"step":2000,"message":""})"
+                           "\n");
+  posc::testing::writeFile(run / "seed0" / "resume.pt", "weights\n");
+  const fs::path log = fs::path(::testing::TempDir()) / "study_only_kept.log";
+  EXPECT_EQ(runPosc("study examples/addition/rope2d.pos --preset small --seeds 0 --only seed0/rope2d-small --out '" +
+                        study.string() + "'",
+                    log),
+            1)
+      << readFile(log);
+  EXPECT_NE(readFile(log).find("not run  rope2d-small seed 0"), std::string::npos) << readFile(log);
+  EXPECT_EQ(readFile(run / "seed0" / "resume.pt"), "weights\n");
+  EXPECT_FALSE(fs::exists(run / "run.log"));
+}
+
 }  // namespace

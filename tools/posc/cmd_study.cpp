@@ -287,6 +287,7 @@ int runStudy(const std::vector<std::string>& args) {
     if (execution.stopped_by) return 128 + execution.stopped_by;
     if (outcome.kind == study::JobOutcome::Kind::Failed || outcome.kind == study::JobOutcome::Kind::Interrupted)
       return outcome.exit_code == 0 ? 1 : outcome.exit_code;
+    if (outcome.kind == study::JobOutcome::Kind::NotRun) return 1;  // kept (its log line says why): not a success
     return 0;
   }
 
@@ -337,7 +338,8 @@ int runStudy(const std::vector<std::string>& args) {
                    waves[w].jobs.size(), w ? fmt::format(", after {}", waves[w - 1].array_id).c_str() : "");
     if (!wait) {
       std::fprintf(stderr, "follow it with: posc study ... --list (or squeue); the same posc study command without "
-                   "--slurm writes the comparison once the runs are done\n");
+                   "--slurm%s writes the comparison once the runs are done\n",
+                   force ? " and --force (which would run everything again)" : "");
       return 0;
     }
     try {
