@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <thread>
 
@@ -25,17 +26,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Starts `command` with stdout and stderr appended to `log`; returns the pid,
-// or -1 with `error` set. With `own_group` the process leads a process group
+// Starts `command` with stdout and stderr appended to `log` after the line
+// `header` (each attempt's output is kept: a retry does not hide why the
+// last one failed); returns the pid, or -1 with `error` set. With `own_group` the process leads a process group
 // of its own. Either way the kernel sends it SIGTERM should the study die
 // first, so a killed study leaves no run going on its own.
-pid_t spawn(const std::vector<std::string>& command, const std::filesystem::path& log, bool own_group,
-            std::string& error) {
+pid_t spawn(const std::vector<std::string>& command, const std::filesystem::path& log, const std::string& header,
+            bool own_group, std::string& error) {
   std::error_code ec;
   std::filesystem::create_directories(log.parent_path(), ec);
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0 || ::write(fd, header.data(), header.size()) != static_cast<ssize_t>(header.size())) {
     error = fmt::format("cannot write '{}': {}", log.string(), std::strerror(errno));
+    if (fd >= 0) ::close(fd);
     return -1;
   }
   std::vector<char*> argv;
@@ -70,6 +73,16 @@ pid_t spawn(const std::vector<std::string>& command, const std::filesystem::path
   ::close(fd);
   if (pid < 0) error = fmt::format("fork: {}", std::strerror(errno));
   return pid;
+}
+
+// The line that opens an attempt's output in run.log.
+std::string attemptHeader(const char* verb) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &utc);
+  return fmt::format("{} {} by posc study, {} {}\n", kAttemptMark, verb, when, kAttemptMark);
 }
 
 std::string duration(double s) {
@@ -224,9 +237,16 @@ Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& opt
         // continued by posc run itself; a changed plan (with nothing trained
         // to lose), a forced run or a re-trained warm-start source starts over.
         std::vector<std::string> command = job.command;
-        if (options.force || source_rerun || before == JobState::Stale) command.push_back("--fresh");
+        const bool fresh = options.force || source_rerun || before == JobState::Stale;
+        if (fresh) command.push_back("--fresh");
+        // A study killed outright (no job.json) leaves its run's resume point:
+        // posc run continues that run as it continues an interrupted one.
+        const bool continues = !fresh && (before == JobState::Interrupted || progressAtRisk(job).has_value());
+        const char* verb = continues                              ? "continued"
+                           : fresh && before != JobState::Pending ? "started over (--fresh)"
+                                                                  : "started";
         std::string error;
-        const pid_t pid = spawn(command, job.out_dir / "run.log", options.forward_signals, error);
+        const pid_t pid = spawn(command, job.out_dir / "run.log", attemptHeader(verb), options.forward_signals, error);
         if (pid < 0) {
           finish(i, {JobOutcome::Kind::Failed, 127, 0, error});
           log(fmt::format("[{}/{}] FAILED   {}: {}", finished, n, job.label(), error));
@@ -237,7 +257,7 @@ Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& opt
         started[i] = Clock::now();
         running[pid] = i;
         log(fmt::format("[{}/{}] {}{} (log: {})", finished, n,
-                        before == JobState::Interrupted ? "continued " : "started  ", job.label(),
+                        continues ? "continued " : "started  ", job.label(),
                         (job.out_dir / "run.log").string()));
         progressed = true;
       }

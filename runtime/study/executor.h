@@ -7,7 +7,9 @@
 // finished dependants. A job whose source was run again runs again. A failed
 // job is recorded (job.json, its run.log kept) and only the jobs that depend
 // on it are left out: every other result is kept. Each job's standard output
-// and error go to <out_dir>/run.log.
+// and error are appended to <out_dir>/run.log, each attempt after a line
+// that starts and ends with kAttemptMark and says when and how it began
+// (started, continued, started over): a retry keeps why the last one failed.
 //
 // Stopping: SIGINT or SIGTERM to the study (SIGHUP counts as SIGTERM) starts
 // no more jobs and passes the signal on to every running job's process group
@@ -28,6 +30,8 @@
 #include "runtime/study/jobs.h"
 
 namespace posc::study {
+
+inline constexpr const char* kAttemptMark = "===";
 
 struct JobOutcome {
   // Interrupted: stopped by SIGINT/SIGTERM at a resume point (recorded so);

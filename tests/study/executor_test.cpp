@@ -8,21 +8,15 @@
 
 #include "runtime/study/executor.h"
 #include "tests/common/files.h"
+#include "tests/study/shell_jobs.h"
 
 namespace posc::study {
 namespace {
 
 namespace fs = std::filesystem;
 using Kind = JobOutcome::Kind;
-
-Job shellJob(const fs::path& root, const std::string& name, const std::string& script) {
-  Job j;
-  j.experiment = name;
-  j.out_dir = root / name;
-  j.plan_hash = "00000000000000" + std::string(name.size() > 1 ? name.substr(0, 2) : name + "0");
-  j.command = {"/bin/sh", "-c", script};
-  return j;
-}
+using test_jobs::shellJob;
+using test_jobs::attempts;
 
 struct Fixture {
   fs::path root;
@@ -59,8 +53,13 @@ TEST(StudyExecutor, RunsInWarmStartOrderAndKeepsResultsWhenOneJobFails) {
   EXPECT_EQ(out[2].kind, Kind::NotRun);
   EXPECT_NE(out[2].reason.find("bb seed 0"), std::string::npos) << out[2].reason;
   EXPECT_EQ(out[3].kind, Kind::Ran) << testing::readFile(f.root / "dd" / "run.log");
-  EXPECT_EQ(testing::readFile(f.root / "dd" / "run.log"), "d ran after a\n");
-  EXPECT_EQ(testing::readFile(f.root / "bb" / "run.log"), "b is failing\n");
+  const auto dd = attempts(testing::readFile(f.root / "dd" / "run.log"));
+  ASSERT_EQ(dd.size(), 1u);
+  EXPECT_EQ(dd[0].header.rfind("started by posc study, 20", 0), 0u) << dd[0].header;
+  EXPECT_EQ(dd[0].output, "d ran after a\n");
+  const auto bb = attempts(testing::readFile(f.root / "bb" / "run.log"));
+  ASSERT_EQ(bb.size(), 1u);
+  EXPECT_EQ(bb[0].output, "b is failing\n");
   EXPECT_FALSE(fs::exists(f.root / "cc" / "run.log"));
 
   EXPECT_EQ(jobState(f.jobs[0]), JobState::Done);

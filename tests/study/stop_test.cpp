@@ -21,6 +21,7 @@
 #include "runtime/results/run_folder.h"
 #include "runtime/study/executor.h"
 #include "tests/common/files.h"
+#include "tests/study/shell_jobs.h"
 #include "tests/common/run_posc.h"
 
 namespace posc::study {
@@ -28,18 +29,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using Kind = JobOutcome::Kind;
+using test_jobs::shellJob;
+using test_jobs::attempts;
 using testing::readFile;
 using testing::spawnPosc;
 using testing::waitFor;
-
-Job shellJob(const fs::path& root, const std::string& name, const std::string& script) {
-  Job j;
-  j.experiment = name;
-  j.out_dir = root / name;
-  j.plan_hash = "00000000000000" + name.substr(0, 2);
-  j.command = {"/bin/sh", "-c", script};
-  return j;
-}
 
 // bb stands in for a run: it asks its parent, the study (this test process),
 // to stop, then waits as a long run would; SIGTERM from the study ends it
@@ -90,7 +84,13 @@ TEST(StudyStop, SigtermIsPassedOnToTheRunsWhichAreWaitedForAndRecorded) {
   EXPECT_EQ(again.jobs[0].kind, Kind::Skipped);
   EXPECT_EQ(again.jobs[1].kind, Kind::Ran);
   EXPECT_EQ(again.jobs[2].kind, Kind::Ran);
-  EXPECT_EQ(readFile(root / "bb" / "run.log"), "bb continued\n/bin/sh\n");  // no --fresh
+  // Both attempts are in the log, the second (no --fresh) after its own header.
+  const auto bb = attempts(readFile(root / "bb" / "run.log"));
+  ASSERT_EQ(bb.size(), 2u) << readFile(root / "bb" / "run.log");
+  EXPECT_EQ(bb[0].header.rfind("started by posc study", 0), 0u) << bb[0].header;
+  EXPECT_NE(bb[0].output.find("bb got SIGTERM\n"), std::string::npos) << bb[0].output;
+  EXPECT_EQ(bb[1].header.rfind("continued by posc study", 0), 0u) << bb[1].header;
+  EXPECT_EQ(bb[1].output, "bb continued\n/bin/sh\n");
   bool continued = false;
   for (const auto& l : lines) continued |= l.find("continued bb seed 0") != std::string::npos;
   EXPECT_TRUE(continued);
@@ -117,7 +117,10 @@ TEST(StudyStop, AnInterruptedJobWhosePlanChangedStartsOverWhenItHasNothingToLose
   EXPECT_EQ(progressAtRisk(j), std::nullopt);
   const Execution e = executeLocally({j}, {});
   EXPECT_EQ(e.jobs[0].kind, Kind::Ran);
-  EXPECT_EQ(readFile(root / "dd" / "run.log"), "--fresh\n");
+  const auto dd = attempts(readFile(root / "dd" / "run.log"));
+  ASSERT_EQ(dd.size(), 1u);
+  EXPECT_EQ(dd[0].header.rfind("started over (--fresh) by posc study", 0), 0u) << dd[0].header;
+  EXPECT_EQ(dd[0].output, "--fresh\n");
 }
 
 // One stopped at a resume point is kept, not run: starting it over would
@@ -161,7 +164,39 @@ TEST(StudyStop, AnInterruptedJobWhosePlanChangedKeepsItsTrainingUnlessForced) {
   o.force = true;
   const Execution forced = executeLocally({j}, o);
   EXPECT_EQ(forced.jobs[0].kind, Kind::Ran);
-  EXPECT_EQ(readFile(root / "ee" / "run.log"), "--fresh\n");
+  const auto ee = attempts(readFile(root / "ee" / "run.log"));
+  ASSERT_EQ(ee.size(), 1u);
+  EXPECT_EQ(ee[0].output, "--fresh\n");
+}
+
+// A study killed outright records nothing (no job.json): its run's resume
+// point on disk says the next call continues it, and the study says so.
+TEST(StudyStop, ARunOfAKilledStudyIsContinuedAndSaidToBe) {
+  const fs::path root = fs::path(::testing::TempDir()) / "stop_killed_study";
+  fs::remove_all(root);
+  Job j = shellJob(root, "kk", "echo \"$0\"");
+  results::RunStatus status;
+  status.state = "running";
+  status.pid = 999999999;  // gone
+  fs::create_directories(j.out_dir / "seed0");
+  results::writeStatus(j.out_dir, status);
+  testing::writeFile(j.out_dir / "seed0" / "resume.pt", "weights\n");
+  testing::writeFile(j.out_dir / "run.log", "seed 0  step 2400/4000\n");  // the killed attempt's output
+  ASSERT_EQ(jobState(j), JobState::Pending);
+  std::vector<std::string> lines;
+  ExecuteOptions o;
+  o.log = [&](const std::string& l) { lines.push_back(l); };
+  const Execution e = executeLocally({j}, o);
+  EXPECT_EQ(e.jobs[0].kind, Kind::Ran);
+  bool continued = false;
+  for (const auto& l : lines) continued |= l.find("continued kk seed 0") != std::string::npos;
+  EXPECT_TRUE(continued);
+  const std::string log = readFile(root / "kk" / "run.log");
+  EXPECT_EQ(log.rfind("seed 0  step 2400/4000\n", 0), 0u) << "the killed attempt's output was lost:\n" << log;
+  const auto kk = attempts(log);
+  ASSERT_EQ(kk.size(), 1u) << log;
+  EXPECT_EQ(kk[0].header.rfind("continued by posc study", 0), 0u) << kk[0].header;
+  EXPECT_EQ(kk[0].output, "/bin/sh\n");  // no --fresh
 }
 
 // A run killed or failed after a resume point says step 0 in its status (the
