@@ -5,7 +5,8 @@
 // owns a results folder; a run of another plan, unfinished or finished, is
 // refused (not deleted) without --fresh; a run
 // whose checkpoints cannot fit, or whose loss turns NaN on the tensor-op
-// path, stops with a clear error before it wastes the disk or the weights.
+// path, stops with a clear error before it wastes the disk or the weights;
+// the same command twice on two threads trains the same bytes.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -193,6 +194,27 @@ TEST(RunFolder, SecondRunIntoTheSameFolderFailsAtOnce) {
   const posc::testing::PoscResult same = posc::testing::runPosc(
       "run examples/quickstart.pos --steps 10 --no-progress --set 'task.test_digits=[3]' --out '" + out.string() + "'");
   EXPECT_EQ(same.status, 0) << same.err;
+}
+
+// The same command twice on two threads trains the same bits: a model wide
+// enough (6 heads x 64) that LibTorch and the BLAS split its products
+// between the threads, whose partial sums must still be added in one order.
+TEST(Reproducibility, TwoThreadsTrainTheSameBytesTwice) {
+  std::string weights[2], metrics[2];
+  for (int i = 0; i < 2; ++i) {
+    const fs::path out = scratch("posc_two_threads_" + std::to_string(i));
+    const posc::testing::PoscResult r = posc::testing::runPosc(
+        "run examples/quickstart.pos --steps 12 --threads 2 --no-progress --set model.width=384 --set model.heads=6 "
+        "--set train.log_every=1 --set 'task.test_digits=[3]' --set task.problems_per_length=10 --out '" +
+        out.string() + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(readFile(out / "plan.txt").find("; 2 CPU threads;"), std::string::npos) << readFile(out / "plan.txt");
+    weights[i] = readFile(out / "seed0" / "final.pt");
+    metrics[i] = metricsWithoutTiming(out);
+  }
+  ASSERT_FALSE(weights[0].empty());
+  EXPECT_TRUE(weights[0] == weights[1]) << "final.pt differs between two runs of the same command";
+  EXPECT_EQ(metrics[0], metrics[1]);
 }
 
 TEST(RunFolder, CheckpointsThatCannotFitAreRefusedBeforeTraining) {
