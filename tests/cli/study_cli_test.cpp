@@ -232,6 +232,12 @@ TEST(StudyCli, OnlyAJobKeptForItsTrainedWeightsIsNotASuccess) {
   EXPECT_NE(readFile(log).find("not run  rope2d-small seed 0"), std::string::npos) << readFile(log);
   EXPECT_EQ(readFile(run / "seed0" / "resume.pt"), "weights\n");
   EXPECT_FALSE(fs::exists(run / "run.log"));
+  // --list shows the kept run's own state beside the job's.
+  const posc::testing::PoscResult list = posc::testing::runPosc(
+      "study examples/addition/rope2d.pos --preset small --seeds 0 --list --out '" + study.string() + "'");
+  EXPECT_EQ(list.status, 0) << list.err;
+  EXPECT_NE(list.out.find("stale (plan changed)"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("its run: interrupted at seed 0, step 2000"), std::string::npos) << list.out;
 }
 
 }  // namespace

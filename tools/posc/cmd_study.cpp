@@ -17,6 +17,7 @@
 #include "runtime/report/comparison.h"
 #include "runtime/report/report.h"
 #include "runtime/results/atomic_file.h"
+#include "runtime/results/run_folder.h"
 #include "runtime/run/run_experiment.h"
 #include "runtime/study/executor.h"
 #include "runtime/study/jobs.h"
@@ -71,7 +72,8 @@ options:
   --jit on|off        passed to posc run
   --force             run finished runs again
   --list              print the jobs in order with their state (and their
-                      Slurm state while they are queued); run nothing
+                      Slurm state while they are queued; for a run going on
+                      or left unfinished, its own status); run nothing
 
 on Slurm (docs/scale.md):
   --slurm             write one job array per wave of runs (a warm start one
@@ -249,10 +251,16 @@ int runStudy(const std::vector<std::string>& args) {
     const std::map<std::string, std::string> queued = study::slurmStates(request.out);
     for (size_t i = 0; i < jobs.size(); ++i) {
       const study::Job& j = jobs[i];
-      std::string state = study::describe(study::jobState(j));
+      const study::JobState job_state = study::jobState(j);
+      std::string state = study::describe(job_state);
       if (auto it = queued.find(j.id()); it != queued.end()) state += " (slurm: " + it->second + ")";
       std::printf("%-40s %-22s %s%s\n", j.label().c_str(), state.c_str(), j.out_dir.c_str(),
                   j.after ? fmt::format("  (after {})", jobs[*j.after].label()).c_str() : "");
+      // The study records a job when it ends: a run going on now, or one
+      // left by a killed study, is seen in its own status.json.
+      if (job_state != study::JobState::Done)
+        if (const auto status = results::readStatus(j.out_dir); status && !status->finished())
+          std::printf("%-40s its run: %s\n", "", results::describeStatus(*status).c_str());
     }
     return 0;
   }
