@@ -28,9 +28,10 @@ using Clock = std::chrono::steady_clock;
 
 // Starts `command` with stdout and stderr appended to `log` after the line
 // `header` (each attempt's output is kept: a retry does not hide why the
-// last one failed); returns the pid, or -1 with `error` set. With `own_group` the process leads a process group
-// of its own. Either way the kernel sends it SIGTERM should the study die
-// first, so a killed study leaves no run going on its own.
+// last one failed); returns the pid, or -1 with `error` set. With
+// `own_group` the process leads a process group of its own. Either way the
+// kernel sends it SIGTERM should the study die first, so a killed study
+// leaves no run going on its own.
 pid_t spawn(const std::vector<std::string>& command, const std::filesystem::path& log, const std::string& header,
             bool own_group, std::string& error) {
   std::error_code ec;
