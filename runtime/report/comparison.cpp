@@ -2,6 +2,7 @@
 #include "runtime/report/comparison.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -457,6 +458,23 @@ std::string throughputSection(const std::vector<VariantRow>& rows, const std::se
          plot::toMarkdown(rates) + "\n";
 }
 
+// Where variants are compared and some have fewer than two seeds, the page
+// says that their differences rank nothing: one seed's accuracy past the
+// training length moves by tens of points between seeds, and between runs of
+// one seed on another build or thread count (docs/reproduction.md).
+std::string singleSeedCaveat(const std::vector<VariantRow>& rows) {
+  if (rows.size() < 2) return "";
+  std::vector<std::string> few;
+  for (const VariantRow& row : rows)
+    if (row.seeds.size() < 2) few.push_back(row.variant);
+  if (few.empty()) return "";
+  return fmt::format(
+      "**{} {} measured on one seed.** A difference to {} is not a ranking: one seed's accuracy past the "
+      "training length can move by tens of points with the seed, and with the build or the thread count of "
+      "the run; compare variants over several seeds (`--seeds 0,1,2`) and their min-max ranges.\n\n",
+      fmt::join(few, ", "), few.size() == 1 ? "is" : "are", few.size() == 1 ? "it" : "them");
+}
+
 }  // namespace
 
 ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::path& page_dir, const std::string& title) {
@@ -546,6 +564,7 @@ ComparisonPage buildComparison(const std::vector<RunSummary>& runs, const fs::pa
                              "configuration (listed under Published figures), which a preset may shrink.\n\n"
                            : ".\n\n";
   md += plot::toMarkdown(table) + "\n";
+  md += singleSeedCaveat(rows);
   if (tokens) md += hardestCells(rows, lengths) + throughputSection(rows, lengths);
   md += "![reach](reach.svg)\n\n";
   md += "Training loss of each variant, the mean over its seeds at each logged step:\n\n![training loss](loss.svg)\n\n";

@@ -2,7 +2,8 @@
 // `posc study`): one row per variant, one column per test length, the mean
 // and min-max over seeds, the published figures beside them where the source
 // gives them at that length, a reach chart with one line and band per
-// variant, and links to each run's own report.
+// variant, and links to each run's own report. A variant measured on one
+// seed beside others is flagged: its difference to them ranks nothing.
 //
 // Built from the results folders alone (plan.txt for the experiment, preset
 // and published figures; accuracy.csv for the measurements), so it can be
