@@ -21,8 +21,8 @@
 #include "runtime/results/run_folder.h"
 #include "runtime/study/executor.h"
 #include "tests/common/files.h"
-#include "tests/study/shell_jobs.h"
 #include "tests/common/run_posc.h"
+#include "tests/study/shell_jobs.h"
 
 namespace posc::study {
 namespace {
