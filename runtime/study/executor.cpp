@@ -155,7 +155,7 @@ Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& opt
     // posc run exits 130 or 143 when SIGINT or SIGTERM stopped it at a
     // resume point (and dies of the signal when a second one came).
     const bool interrupted = !finished_run && (code == 128 + SIGINT || code == 128 + SIGTERM);
-    const JobRecord rec{finished_run, code, wall, jobs[i].plan_hash, interrupted};
+    const JobRecord rec{finished_run, code, wall, jobs[i].plan_hash, interrupted, jobs[i].warm_start_digest};
     std::string record_error;
     try {
       writeJobRecord(jobs[i], rec);

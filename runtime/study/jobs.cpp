@@ -187,18 +187,45 @@ std::vector<GridPoint> gridPoints(const std::vector<GridAxis>& grid) {
   return points;
 }
 
-// The jobs of one grid point (no warm starts resolved yet).
+// Content hashes of warm-start files, each file read once per expansion
+// (every seed and grid point of a study may start from the same file).
+class FileDigests {
+ public:
+  // FNV-1a over the file's bytes as 16 hex digits; "" when it cannot be read.
+  const std::string& of(const std::string& path) {
+    auto [it, fresh] = known_.try_emplace(path);
+    if (fresh) it->second = read(path);
+    return it->second;
+  }
+
+ private:
+  static std::string read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return "";
+    uint64_t h = driver::kHashSeed;
+    std::string chunk(1 << 20, '\0');
+    while (in) {
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      h = driver::fnv1a(std::string_view(chunk.data(), static_cast<size_t>(in.gcount())), h);
+    }
+    return in.bad() ? "" : fmt::format("{:016x}", h);
+  }
+  std::map<std::string, std::string> known_;
+};
+
+// The jobs of one grid point (no warm starts from other experiments resolved yet).
 std::optional<std::vector<Job>> expandPoint(const StudyRequest& request, const GridPoint& point,
                                             std::vector<std::optional<std::string>>& init_from,
-                                            std::string& diagnostics, bool color);
+                                            FileDigests& digests, std::string& diagnostics, bool color);
 
 }  // namespace
 
 std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::string& diagnostics, bool color) {
   std::vector<Job> jobs;
   std::vector<std::optional<std::string>> init_from;
+  FileDigests digests;
   for (const GridPoint& point : gridPoints(request.grid)) {
-    auto point_jobs = expandPoint(request, point, init_from, diagnostics, color);
+    auto point_jobs = expandPoint(request, point, init_from, digests, diagnostics, color);
     if (!point_jobs) return std::nullopt;
     for (Job& j : *point_jobs) jobs.push_back(std::move(j));
   }
@@ -236,6 +263,7 @@ std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::st
     if (!external[i].empty()) {
       jobs[i].plan_hash = driver::stableHash(jobs[i].plan_hash + "\nwarm start from " + external[i]);
       jobs[i].legacy_external = external[i];
+      jobs[i].warm_start_digest = digests.of(external[i]);
     }
 
   std::vector<Job> ordered = orderByWarmStart(std::move(jobs));
@@ -265,7 +293,7 @@ std::string placementIdentity(const std::vector<std::string>& flags) {
 
 std::optional<std::vector<Job>> expandPoint(const StudyRequest& base_request, const GridPoint& point,
                                             std::vector<std::optional<std::string>>& init_from,
-                                            std::string& diagnostics, bool color) {
+                                            FileDigests& digests, std::string& diagnostics, bool color) {
   StudyRequest request = base_request;
   request.overrides.insert(request.overrides.end(), point.overrides.begin(), point.overrides.end());
   const fs::path root = point.folder.empty() ? request.out : request.out / point.folder;
@@ -311,6 +339,7 @@ std::optional<std::vector<Job>> expandPoint(const StudyRequest& base_request, co
         std::string typed;
         for (const std::string& f : request.placement) typed += " " + f;
         j.legacy_chain = {identity + "\nposc run" + typed};
+        if (c.plan->train.init_file) j.warm_start_digest = digests.of(*c.plan->train.init_file);
         j.command = {request.posc_binary, "run", file, "--experiment", j.experiment};
         if (!j.preset.empty()) j.command.insert(j.command.end(), {"--preset", j.preset});
         for (const sema::Override& o : request.overrides)
@@ -361,15 +390,17 @@ std::vector<Job> orderByWarmStart(std::vector<Job> jobs) {
 
 // ---------------------------------------------------------------------------
 // job.json: {"experiment":"x","seed":0,"plan_hash":"...","status":"done","exit":0,"wall_s":12.3}
+// with "warm_start":"<digest>" after plan_hash for a job that starts from a file outside the study
 // (status: done, interrupted or failed)
 
 void writeJobRecord(const Job& job, const JobRecord& r) {
   fs::create_directories(job.out_dir);
   results::writeFileAtomic(
       job.out_dir / "job.json",
-      fmt::format(R"({{"experiment":"{}","preset":"{}","seed":{},"plan_hash":"{}","status":"{}","exit":{},"wall_s":{:.1f}}})"
+      fmt::format(R"({{"experiment":"{}","preset":"{}","seed":{},"plan_hash":"{}",{}"status":"{}","exit":{},"wall_s":{:.1f}}})"
                   "\n",
                   job.experiment, job.preset, job.seed, r.plan_hash,
+                  r.warm_start_digest.empty() ? "" : fmt::format(R"("warm_start":"{}",)", r.warm_start_digest),
                   r.done ? "done" : r.interrupted ? "interrupted" : "failed", r.exit_code, r.wall_s));
 }
 
@@ -394,6 +425,7 @@ std::optional<JobRecord> readJobRecord(const fs::path& out_dir) {
   r.interrupted = *status == "interrupted";
   r.exit_code = exit ? std::atoi(exit->c_str()) : 0;
   r.wall_s = wall ? std::atof(wall->c_str()) : 0;
+  r.warm_start_digest = field("warm_start").value_or("");
   return r;
 }
 
@@ -434,6 +466,8 @@ JobState jobState(const Job& job) {
     const std::optional<int> threads = lastThreadCount(job.out_dir);
     if (!threads || r->plan_hash != legacyPlanHash(job, *threads)) return JobState::Stale;
   }
+  // The same path, another file (a record without a digest predates them).
+  if (!r->warm_start_digest.empty() && r->warm_start_digest != job.warm_start_digest) return JobState::Stale;
   return r->done ? JobState::Done : r->interrupted ? JobState::Interrupted : JobState::Failed;
 }
 
@@ -452,7 +486,7 @@ const char* describe(JobState state) {
   switch (state) {
     case JobState::Pending: return "pending";
     case JobState::Done: return "done";
-    case JobState::Stale: return "stale (plan changed)";
+    case JobState::Stale: return "stale (plan or warm-start file changed)";
     case JobState::Failed: return "failed";
     case JobState::Interrupted: return "interrupted";
   }

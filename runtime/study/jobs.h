@@ -105,6 +105,12 @@ struct Job {
   // study ("" if none): enough to recognise such a record (legacyPlanHash).
   std::vector<std::string> legacy_chain;
   std::string legacy_external;
+  // The content hash (16 hex digits) of the file the job warm-starts from
+  // when that file is outside the study: another study's final.pt or a
+  // train.init_file; "" otherwise, or when the file is missing. The plan hash
+  // names such a file by its path only, so a file replaced at the same path
+  // is caught by this digest, which job.json keeps (jobState).
+  std::string warm_start_digest;
   std::vector<std::string> command;  // argv, program first
   // "rope2d_decay-mini seed 0" ("rope2d_decay-mini [train.lr=1e-3] seed 0"
   // on a grid): for progress lines and the job list.
@@ -160,7 +166,7 @@ std::vector<Job> orderByWarmStart(std::vector<Job> jobs);
 enum class JobState {
   Pending,  // never finished
   Done,     // finished with this plan hash
-  Stale,    // last run with another plan (it runs again, unless progressAtRisk)
+  Stale,    // last run with another plan or from another warm-start file (it runs again, unless progressAtRisk)
   Failed,   // the last attempt failed
   // The last attempt was stopped by SIGINT or SIGTERM (its own or the
   // study's) at a resume point: the next call continues it from there.
@@ -187,6 +193,7 @@ struct JobRecord {
   double wall_s = 0;
   std::string plan_hash;
   bool interrupted = false;  // not done: stopped by SIGINT/SIGTERM, to be continued
+  std::string warm_start_digest;  // the job's warm_start_digest when it ran ("" in records before 2026-12-07)
 };
 void writeJobRecord(const Job& job, const JobRecord& record);
 std::optional<JobRecord> readJobRecord(const std::filesystem::path& out_dir);

@@ -236,7 +236,7 @@ TEST(StudyCli, OnlyAJobKeptForItsTrainedWeightsIsNotASuccess) {
   const posc::testing::PoscResult list = posc::testing::runPosc(
       "study examples/addition/rope2d.pos --preset small --seeds 0 --list --out '" + study.string() + "'");
   EXPECT_EQ(list.status, 0) << list.err;
-  EXPECT_NE(list.out.find("stale (plan changed)"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("stale (plan or warm-start file changed)"), std::string::npos) << list.out;
   EXPECT_NE(list.out.find("its run: interrupted at seed 0, step 2000"), std::string::npos) << list.out;
 }
 

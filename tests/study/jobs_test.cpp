@@ -253,6 +253,53 @@ TEST(StudyJobs, AWarmStartWhoseSourceIsNeitherInTheStudyNorOnDiskIsAnError) {
   EXPECT_FALSE((*jobs)[0].after);
 }
 
+// The plan hash names a warm-start file from outside the study by its path;
+// the file's content hash, kept in job.json, catches a file replaced there:
+// the job is stale and trains again. A record from before the digests is
+// trusted as before.
+TEST(StudyJobs, AWarmStartFileReplacedAtTheSamePathMakesItsJobStale) {
+  const fs::path out = scratch("replaced");
+  StudyRequest r = decayAndSink(out);
+  r.files = {POSC_SOURCE_DIR "/examples/addition/rope2d_decay_sink.pos"};
+  r.seeds = std::vector<uint64_t>{0};
+  const fs::path checkpoint = out / "seed0" / "rope2d_decay-small" / "seed0" / "final.pt";
+  placeFinalCheckpoint(checkpoint.parent_path());
+  std::string diags;
+  auto jobs = expandStudy(r, diags);
+  ASSERT_TRUE(jobs && jobs->size() == 1) << diags;
+  const Job& sink = jobs->front();
+  EXPECT_EQ(sink.warm_start_digest, driver::stableHash("x"));
+  JobRecord done;
+  done.done = true;
+  done.plan_hash = sink.plan_hash;
+  done.warm_start_digest = sink.warm_start_digest;
+  writeJobRecord(sink, done);
+  ASSERT_EQ(readJobRecord(sink.out_dir)->warm_start_digest, sink.warm_start_digest);
+  EXPECT_EQ(jobState(sink), JobState::Done);
+
+  std::ofstream(checkpoint, std::ios::trunc) << "y";  // retrained elsewhere, or copied over
+  auto again = expandStudy(r, diags);
+  ASSERT_TRUE(again) << diags;
+  EXPECT_EQ(again->front().plan_hash, sink.plan_hash) << "the path, and so the plan, is the same";
+  EXPECT_EQ(jobState(again->front()), JobState::Stale);
+
+  JobRecord before_digests = done;
+  before_digests.warm_start_digest.clear();
+  writeJobRecord(sink, before_digests);
+  EXPECT_EQ(posc::testing::readFile((sink.out_dir / "job.json").string()).find("warm_start"), std::string::npos);
+  EXPECT_EQ(jobState(again->front()), JobState::Done);
+
+  // A train.init_from path (a safetensors file for every seed) is digested the same way.
+  const fs::path weights = out / "weights.safetensors";
+  std::ofstream(weights) << "z";
+  StudyRequest from_file = decayAndSink(out / "from_file");
+  from_file.files = {POSC_SOURCE_DIR "/examples/addition/rope2d_decay.pos"};
+  from_file.overrides = {{"train.init_from", "\"" + weights.string() + "\""}};
+  auto file_jobs = expandStudy(from_file, diags);
+  ASSERT_TRUE(file_jobs && file_jobs->size() == 2) << diags;
+  for (const Job& j : *file_jobs) EXPECT_EQ(j.warm_start_digest, driver::stableHash("z")) << j.label();
+}
+
 // A sweep over the warm start's own settings (here an argument of its sink)
 // continues from runs made without the grid: the study folder's, since the
 // grid point's folder has none. Each grid job reads them through
