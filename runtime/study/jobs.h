@@ -166,7 +166,8 @@ std::vector<Job> orderByWarmStart(std::vector<Job> jobs);
 enum class JobState {
   Pending,  // never finished
   Done,     // finished with this plan hash
-  Stale,    // last run with another plan or from another warm-start file (it runs again, unless progressAtRisk)
+  Stale,    // last run with another plan or from another warm-start file
+            // (it runs again, unless progressAtRisk)
   Failed,   // the last attempt failed
   // The last attempt was stopped by SIGINT or SIGTERM (its own or the
   // study's) at a resume point: the next call continues it from there.
