@@ -458,6 +458,32 @@ std::string dumpIdentity(const ExperimentPlan& plan) {
   return out;
 }
 
+namespace {
+
+// A setting that only the evaluation after training reads (an override's
+// key): see dumpTrainingIdentity.
+bool evaluationOnlySetting(const std::string& override_text) {
+  const std::string key = override_text.substr(0, override_text.find('='));
+  return key.rfind("eval.", 0) == 0 || key == "task.test_digits" || key == "task.problems_per_length" ||
+         key == "task.test_seed";
+}
+
+}  // namespace
+
+std::string dumpTrainingIdentity(const ExperimentPlan& plan) {
+  ExperimentPlan trained = plan;
+  trained.probes.clear();
+  if (plan.eval.every == 0) {
+    const EvalPlan defaults;
+    trained.eval = defaults;
+    trained.task.test_digits.clear();
+    trained.task.problems_per_length = 0;
+    trained.task.test_seed = 0;
+    std::erase_if(trained.overrides, evaluationOnlySetting);
+  }
+  return dumpIdentity(trained);
+}
+
 std::optional<DumpDifference> modelDifference(const std::string& recorded_dump, const std::string& current_dump) {
   const std::vector<std::string> a = modelLines(recorded_dump), b = modelLines(current_dump);
   for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {

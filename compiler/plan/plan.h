@@ -558,6 +558,14 @@ std::string dumpPlan(const ExperimentPlan& plan);
 // unchanged. A run's identity (resuming it, a study skipping it as finished)
 // is a hash of this text.
 std::string dumpIdentity(const ExperimentPlan& plan);
+// What a plan trains: dumpIdentity without what only the evaluation after
+// training reads (the probes, the `eval` section, the task's test lengths,
+// problems per length and test seed, and the overrides of those settings).
+// Two plans with the same training identity train the same weights, so a
+// finished run of one is evaluated and probed for the other without training
+// again. With `eval.every` > 0 the evaluation runs during training and its
+// records are part of the training log: then only the probes are left out.
+std::string dumpTrainingIdentity(const ExperimentPlan& plan);
 // What a trained model's weights mean: the task's tokenisation line and the
 // `model` and `attention` sections of a plan dump, without the source
 // locations. Two dumps that differ here describe different models (a probe

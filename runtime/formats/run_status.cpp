@@ -22,6 +22,7 @@ std::string statusJson(const RunStatus& s) {
   field("state", s.state);
   field("pid", s.pid);
   field("plan_hash", s.plan_hash);
+  if (!s.training_hash.empty()) field("training_hash", s.training_hash);  // as before 2026-12-07 when unknown
   field("seeds_done", s.seeds_done);
   field("metrics_lines", s.metrics_lines);
   field("seed", s.seed ? json(*s.seed) : json(nullptr));
@@ -61,6 +62,10 @@ std::optional<RunStatus> parseStatus(const std::string& text) {
   const json& seed = j["seed"];
   if (seed.is_number_unsigned()) s.seed = seed.get<uint64_t>();
   else if (!seed.is_null()) return std::nullopt;
+  if (auto t = j.find("training_hash"); t != j.end()) {
+    if (!t->is_string()) return std::nullopt;
+    s.training_hash = t->get<std::string>();
+  }
   if (auto m = j.find("message"); m != j.end()) {
     if (!m->is_string()) return std::nullopt;
     s.message = m->get<std::string>();

@@ -168,14 +168,24 @@ void markFolder(const fs::path& dir) {
   }
 }
 
-void removeRunOutputs(const fs::path& dir) {
+void removeEvaluationOutputs(const fs::path& dir) {
   std::error_code ec;
-  for (const char* name : {"metrics.jsonl", "accuracy.csv", "summary.md", "status.json", "report.md", "report.html",
-                           "training.svg", "training-lr.svg", "training-throughput.svg", "training-accuracy.svg"})
+  for (const char* name : {"accuracy.csv", "summary.md", "protocol.csv", "requirements.csv", "report.md", "report.html"})
     fs::remove(dir / name, ec);
   static const std::regex probe_output(R"([^.].*\.(csv|svg|md))");
   removeMatching(dir / "probes", probe_output);
   fs::remove(dir / "probes", ec);  // only when it is now empty
+  static const std::regex heatmap(R"([^.].*\.svg)");
+  removeMatching(dir / "heatmaps", heatmap);
+  fs::remove(dir / "heatmaps", ec);  // only when it is now empty
+}
+
+void removeRunOutputs(const fs::path& dir) {
+  std::error_code ec;
+  removeEvaluationOutputs(dir);
+  for (const char* name : {"metrics.jsonl", "status.json", "training.svg", "training-lr.svg",
+                           "training-throughput.svg", "training-accuracy.svg"})
+    fs::remove(dir / name, ec);
   static const std::regex events(R"(events\.out\.tfevents\..*\.posc)");
   removeMatching(dir / "tensorboard", events);
   fs::remove(dir / "tensorboard", ec);  // only when it is now empty

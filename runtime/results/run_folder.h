@@ -65,12 +65,17 @@ std::vector<std::string> foreignEntries(const std::filesystem::path& dir, size_t
 void markFolder(const std::filesystem::path& dir);
 
 // Removes what an earlier run wrote into a folder of posc's own (metrics,
-// accuracy, summary, status, probes, its report,
+// status, its report, the evaluation's files below,
 // seed<N>/{final,resume,checkpoint_*}.{pt,safetensors}), so a fresh run never
 // leaves another run's files beside its own. Only names posc writes are
 // removed (in probes/, the .csv, .svg and .md files a probe writes); call it
 // only on a folder whose folderOwner() was Posc.
 void removeRunOutputs(const std::filesystem::path& dir);
+// Removes only what the evaluation after training wrote (accuracy.csv,
+// summary.md, protocol.csv, requirements.csv, heatmaps/, probes/ and the
+// report, which shows them), keeping the weights, the training log and the
+// status: for a run evaluated again with another plan.
+void removeEvaluationOutputs(const std::filesystem::path& dir);
 
 // The trained weights in a results folder's seed folders (final.pt, resume.pt,
 // checkpoint_<k>.pt, and their .safetensors copies), relative to `dir` and

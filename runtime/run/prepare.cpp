@@ -28,9 +28,9 @@ fs::path defaultInitRoot(const fs::path& out_dir) {
   return parent.empty() ? fs::path(".") : parent;
 }
 
-// The refusal to continue an unfinished run of another plan, or to replace a
-// finished one, naming the first line where the plans differ.
-std::string differentPlan(const fs::path& out_dir, const std::string& plan_text, bool finished) {
+// The first line where the folder's plan.txt and `plan_text` differ:
+// "plan line 12: was '...', now '...'".
+std::string firstDifference(const fs::path& out_dir, const std::string& plan_text) {
   auto planLines = [](const std::string& text) {
     std::vector<std::string> lines;
     std::istringstream in(text);
@@ -51,6 +51,13 @@ std::string differentPlan(const fs::path& out_dir, const std::string& plan_text,
     if (i + 1 == std::max(old_lines.size(), new_lines.size()))
       difference = "the same plan text, other run options (--device or --jit)";
   }
+  return difference;
+}
+
+// The refusal to continue an unfinished run of another plan, or to replace a
+// finished one, naming the first line where the plans differ.
+std::string differentPlan(const fs::path& out_dir, const std::string& plan_text, bool finished) {
+  const std::string difference = firstDifference(out_dir, plan_text);
   if (finished)
     return fmt::format("'{}' holds a finished run of another plan ({}); choose another --out, or replace it with "
                        "--fresh (its weights, metrics and probes are deleted)",
@@ -156,22 +163,42 @@ void openFolder(Run& run) {
                                 "it, or start over with --fresh (the run's outputs are replaced)",
                                 run.out_dir.string()));
   run.resuming = previous && !previous->finished() && !options.fresh;
-  if (run.resuming && previous->plan_hash != options.plan_hash)
+  // Another plan that trains the same weights (only its evaluation or probes
+  // differ): the weights and the training log are kept, the seeds evaluated
+  // again. Records of versions before training hashes never match.
+  run.reevaluating = previous && !options.fresh && previous->plan_hash != options.plan_hash &&
+                     !previous->training_hash.empty() && previous->training_hash == options.training_hash;
+  if (run.reevaluating) run.resuming = true;
+  if (run.resuming && previous->plan_hash != options.plan_hash && !run.reevaluating)
     throw UserError(differentPlan(run.out_dir, options.plan_text, false));
   // A finished run is replaced by a run of its own plan only: another plan
   // (a quick --steps 20, another --seed) must not delete hours of results.
-  if (previous && previous->finished() && !options.fresh && previous->plan_hash != options.plan_hash)
+  if (previous && previous->finished() && !options.fresh && previous->plan_hash != options.plan_hash &&
+      !run.reevaluating)
     throw UserError(differentPlan(run.out_dir, options.plan_text, true));
-  if (run.resuming)
+  if (run.reevaluating)
+    std::fprintf(stderr, "evaluating the run in %s again: %s; only its evaluation or probes changed (%s), so its "
+                 "trained weights are kept (--fresh trains again)\n",
+                 run.out_dir.string().c_str(), results::describeStatus(*previous).c_str(),
+                 firstDifference(run.out_dir, options.plan_text).c_str());
+  else if (run.resuming)
     std::fprintf(stderr, "continuing the run in %s: %s (--fresh starts over)\n", run.out_dir.string().c_str(),
                  results::describeStatus(*previous).c_str());
   else if (run.owner == results::FolderOwner::Posc)
     results::removeRunOutputs(run.out_dir);  // a folder taken with --fresh keeps everything
 
   run.status = run.resuming ? *previous : results::RunStatus{};
+  if (run.reevaluating) {
+    // No seed is evaluated under this plan yet: each finished one loads its
+    // final.pt and is evaluated again (an unfinished one continues training).
+    // The old plan's results go first, so that none is taken for the new one's.
+    run.status.seeds_done.clear();
+    results::removeEvaluationOutputs(run.out_dir);
+  }
   run.status.state = "running";
   run.status.pid = ::getpid();
   run.status.plan_hash = options.plan_hash;
+  run.status.training_hash = options.training_hash;
   run.status.message.clear();
   results::writeStatus(run.out_dir, run.status);
   writeOrFail(run.out_dir / "plan.txt", options.plan_text);

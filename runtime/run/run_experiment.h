@@ -28,6 +28,10 @@
 // never leaves a half-written file behind. One process owns the folder at a
 // time (a lock); an unfinished run of the same plan is continued from its
 // resume points and ends with the weights an uninterrupted run would have.
+// A run whose plan differs from the folder's in its evaluation or probes
+// alone (the same training hash) keeps the trained weights and training log,
+// and evaluates and probes every seed again (or continues an unfinished run's
+// training, then evaluates every seed with the new plan).
 #pragma once
 
 #include <cstdint>
@@ -62,6 +66,10 @@ struct RunOptions {
   // its numbers (device, kernels). A folder holding an unfinished run of the
   // same identity is continued; of another, refused unless `fresh`.
   std::string plan_hash;
+  // The same for what the run trains (plan::dumpTrainingIdentity and the
+  // device and kernels): a folder whose run differs only in its evaluation
+  // or probes is evaluated again with its trained weights.
+  std::string training_hash;
   bool fresh = false;             // discard an unfinished run in out_dir and start over
   std::string continue_command;   // printed when a run is interrupted
   // Data-parallel training (runtime/distributed/process_group.h). Rank 0

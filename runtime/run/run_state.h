@@ -42,6 +42,9 @@ struct Run {
   results::FolderOwner owner = results::FolderOwner::None;  // before this run marked it
   bool bar = false;  // a progress bar (a terminal), else log lines
   bool resuming = false;
+  // Another plan with the same training hash: the trained seeds are loaded
+  // and evaluated again (resuming is set too).
+  bool reevaluating = false;
   results::RunStatus status;
   std::optional<results::JsonLinesLog> metrics;
   std::optional<formats::EventWriter> events;    // <out>/tensorboard/

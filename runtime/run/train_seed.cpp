@@ -177,6 +177,7 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
     ctx.resume_every = resumeInterval(plan.train);
   }
   ctx.group = group;
+  ctx.training_hash = run.options.training_hash;
   ctx.plan_hash = run.options.plan_hash;
   if (!run.options.dump_dir.empty()) ctx.dump_dir = fs::path(run.options.dump_dir) / fmt::format("seed{}", seed);
   ctx.evaluate = [&](int step) {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "runtime/model/device.h"
+#include "runtime/results/run_folder.h"
 #include "runtime/study/stop_signals.h"
 #include "runtime/run/run_experiment.h"
 
@@ -103,6 +104,8 @@ Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& opt
   std::vector<S> state(n, S::Waiting);
   std::vector<JobOutcome> outcome(n);
   std::vector<bool> ran(n, false);  // this invocation produced new weights
+  // Started to evaluate a finished run again: its weights stay as they were.
+  std::vector<bool> reevaluates(n, false);
   std::map<pid_t, size_t> running;
   std::vector<Clock::time_point> started(n);
   size_t finished = 0;
@@ -155,7 +158,8 @@ Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& opt
     // posc run exits 130 or 143 when SIGINT or SIGTERM stopped it at a
     // resume point (and dies of the signal when a second one came).
     const bool interrupted = !finished_run && (code == 128 + SIGINT || code == 128 + SIGTERM);
-    const JobRecord rec{finished_run, code, wall, jobs[i].plan_hash, interrupted, jobs[i].warm_start_digest};
+    const JobRecord rec{finished_run, code, wall, jobs[i].plan_hash, interrupted, jobs[i].warm_start_digest,
+                        jobs[i].training_hash};
     std::string record_error;
     try {
       writeJobRecord(jobs[i], rec);
@@ -163,7 +167,7 @@ Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& opt
       record_error = e.what();
     }
     if (finished_run && record_error.empty()) {
-      ran[i] = true;
+      ran[i] = !reevaluates[i];
       finish(i, {JobOutcome::Kind::Ran, code, wall, ""});
       log(fmt::format("[{}/{}] done     {} in {}{}", finished, n, jobs[i].label(), duration(wall),
                       code == 0 ? "" : " (a release criterion was not met)"));
@@ -243,7 +247,12 @@ Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& opt
         // A study killed outright (no job.json) leaves its run's resume point:
         // posc run continues that run as it continues an interrupted one.
         const bool continues = !fresh && (before == JobState::Interrupted || progressAtRisk(job).has_value());
-        const char* verb = continues                              ? "continued"
+        // A finished run evaluated again keeps its weights: the jobs that
+        // warm-start from it are not trained again.
+        if (const auto status = results::readStatus(job.out_dir); !fresh && before == JobState::Reevaluate && status)
+          reevaluates[i] = status->finished();
+        const char* verb = reevaluates[i]                         ? "evaluating again (trained weights kept)"
+                           : continues                            ? "continued"
                            : fresh && before != JobState::Pending ? "started over (--fresh)"
                                                                   : "started";
         std::string error;
@@ -258,7 +267,7 @@ Execution executeLocally(const std::vector<Job>& jobs, const ExecuteOptions& opt
         started[i] = Clock::now();
         running[pid] = i;
         log(fmt::format("[{}/{}] {}{} (log: {})", finished, n,
-                        continues ? "continued " : "started  ", job.label(),
+                        reevaluates[i] ? "evaluating again " : continues ? "continued " : "started  ", job.label(),
                         (job.out_dir / "run.log").string()));
         progressed = true;
       }

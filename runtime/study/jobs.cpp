@@ -262,6 +262,7 @@ std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::st
   for (size_t i = 0; i < jobs.size(); ++i)
     if (!external[i].empty()) {
       jobs[i].plan_hash = driver::stableHash(jobs[i].plan_hash + "\nwarm start from " + external[i]);
+      jobs[i].training_hash = driver::stableHash(jobs[i].training_hash + "\nwarm start from " + external[i]);
       jobs[i].legacy_external = external[i];
       jobs[i].warm_start_digest = digests.of(external[i]);
     }
@@ -272,6 +273,7 @@ std::optional<std::vector<Job>> expandStudy(const StudyRequest& request, std::st
     if (j.after) {
       const Job& source = ordered[*j.after];
       j.plan_hash = driver::stableHash(j.plan_hash + "\nwarm start from " + source.plan_hash);
+      j.training_hash = driver::stableHash(j.training_hash + "\nwarm start from " + source.training_hash);
       j.legacy_chain.insert(j.legacy_chain.end(), source.legacy_chain.begin(), source.legacy_chain.end());
       j.legacy_external = source.legacy_external;
     }
@@ -335,7 +337,9 @@ std::optional<std::vector<Job>> expandPoint(const StudyRequest& base_request, co
         // The plan and where it runs (device, JIT); completed below with the warm start's.
         const std::string identity = plan::dumpIdentity(*c.plan);
         const std::string placement = placementIdentity(request.placement);
-        j.plan_hash = driver::stableHash(identity + (placement.empty() ? "" : "\nposc run" + placement));
+        const std::string where = placement.empty() ? "" : "\nposc run" + placement;
+        j.plan_hash = driver::stableHash(identity + where);
+        j.training_hash = driver::stableHash(plan::dumpTrainingIdentity(*c.plan) + where);
         std::string typed;
         for (const std::string& f : request.placement) typed += " " + f;
         j.legacy_chain = {identity + "\nposc run" + typed};
@@ -389,17 +393,18 @@ std::vector<Job> orderByWarmStart(std::vector<Job> jobs) {
 }
 
 // ---------------------------------------------------------------------------
-// job.json: {"experiment":"x","seed":0,"plan_hash":"...","status":"done","exit":0,"wall_s":12.3}
-// with "warm_start":"<digest>" after plan_hash for a job that starts from a file outside the study
+// job.json: {"experiment":"x","seed":0,"plan_hash":"...","training_hash":"...","status":"done","exit":0,"wall_s":12.3}
+// with "warm_start":"<digest>" after the hashes for a job that starts from a file outside the study
 // (status: done, interrupted or failed)
 
 void writeJobRecord(const Job& job, const JobRecord& r) {
   fs::create_directories(job.out_dir);
   results::writeFileAtomic(
       job.out_dir / "job.json",
-      fmt::format(R"({{"experiment":"{}","preset":"{}","seed":{},"plan_hash":"{}",{}"status":"{}","exit":{},"wall_s":{:.1f}}})"
+      fmt::format(R"({{"experiment":"{}","preset":"{}","seed":{},"plan_hash":"{}",{}{}"status":"{}","exit":{},"wall_s":{:.1f}}})"
                   "\n",
                   job.experiment, job.preset, job.seed, r.plan_hash,
+                  r.training_hash.empty() ? "" : fmt::format(R"("training_hash":"{}",)", r.training_hash),
                   r.warm_start_digest.empty() ? "" : fmt::format(R"("warm_start":"{}",)", r.warm_start_digest),
                   r.done ? "done" : r.interrupted ? "interrupted" : "failed", r.exit_code, r.wall_s));
 }
@@ -426,6 +431,7 @@ std::optional<JobRecord> readJobRecord(const fs::path& out_dir) {
   r.exit_code = exit ? std::atoi(exit->c_str()) : 0;
   r.wall_s = wall ? std::atof(wall->c_str()) : 0;
   r.warm_start_digest = field("warm_start").value_or("");
+  r.training_hash = field("training_hash").value_or("");
   return r;
 }
 
@@ -460,14 +466,19 @@ std::optional<int> lastThreadCount(const fs::path& out_dir) {
 JobState jobState(const Job& job) {
   const std::optional<JobRecord> r = readJobRecord(job.out_dir);
   if (!r) return JobState::Pending;
+  // The same path, another file (a record without a digest predates them).
+  if (!r->warm_start_digest.empty() && r->warm_start_digest != job.warm_start_digest) return JobState::Stale;
   if (r->plan_hash != job.plan_hash) {
+    // The same training: posc run evaluates the weights again, when its own
+    // status says so too (a run of a version before training hashes does not).
+    if (!r->training_hash.empty() && r->training_hash == job.training_hash)
+      if (const auto status = results::readStatus(job.out_dir); status && !status->training_hash.empty())
+        return JobState::Reevaluate;
     // A record of an older study: the same plan when its hash is the old
     // formula's for the threads the run last trained on.
     const std::optional<int> threads = lastThreadCount(job.out_dir);
     if (!threads || r->plan_hash != legacyPlanHash(job, *threads)) return JobState::Stale;
   }
-  // The same path, another file (a record without a digest predates them).
-  if (!r->warm_start_digest.empty() && r->warm_start_digest != job.warm_start_digest) return JobState::Stale;
   return r->done ? JobState::Done : r->interrupted ? JobState::Interrupted : JobState::Failed;
 }
 
@@ -487,6 +498,7 @@ const char* describe(JobState state) {
     case JobState::Pending: return "pending";
     case JobState::Done: return "done";
     case JobState::Stale: return "stale (plan or warm-start file changed)";
+    case JobState::Reevaluate: return "evaluation changed (trained weights kept)";
     case JobState::Failed: return "failed";
     case JobState::Interrupted: return "interrupted";
   }

@@ -28,7 +28,10 @@
 // of where it runs (a --device or --jit given to the study) and of the plan
 // hash of the job it warm-starts from. Editing a comment changes nothing, even
 // one that moves the lines below it; changing a setting, a seed or the run a
-// warm start comes from re-runs the job. No LibTorch here.
+// warm start comes from re-runs the job. A job whose training hash (the same
+// for plan::dumpTrainingIdentity, chained through the warm starts' training
+// hashes) is still the record's is only evaluated again: a new test length or
+// probe does not retrain hours of runs. No LibTorch here.
 #pragma once
 
 #include <cstdint>
@@ -98,6 +101,7 @@ struct Job {
   ComputeEstimate compute;           // an estimate of its arithmetic (a cluster's time request)
   std::optional<size_t> after;       // the job this one warm-starts from (index in the list)
   std::string plan_hash;             // 16 hex digits
+  std::string training_hash;         // what it trains: 16 hex digits (see the top of this file)
   // Job records written before the thread count left the hash (posc study
   // before 2026-12-07) hashed "\nposc run" + the placement flags as typed +
   // " --threads N". The text before " --threads N" of this job, then of each
@@ -168,6 +172,10 @@ enum class JobState {
   Done,     // finished with this plan hash
   Stale,    // last run with another plan or from another warm-start file
             // (it runs again, unless progressAtRisk)
+  // Finished, or stopped, with another plan that trains the same weights
+  // (only the evaluation or probes differ): posc run keeps the trained
+  // weights and evaluates them again (an unfinished run goes on training).
+  Reevaluate,
   Failed,   // the last attempt failed
   // The last attempt was stopped by SIGINT or SIGTERM (its own or the
   // study's) at a resume point: the next call continues it from there.
@@ -195,6 +203,7 @@ struct JobRecord {
   std::string plan_hash;
   bool interrupted = false;  // not done: stopped by SIGINT/SIGTERM, to be continued
   std::string warm_start_digest;  // the job's warm_start_digest when it ran ("" in records before 2026-12-07)
+  std::string training_hash;      // the job's training_hash when it ran ("" in records before 2026-12-07)
 };
 void writeJobRecord(const Job& job, const JobRecord& record);
 std::optional<JobRecord> readJobRecord(const std::filesystem::path& out_dir);

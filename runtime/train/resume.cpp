@@ -5,6 +5,7 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
+#include <algorithm>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -48,7 +49,7 @@ void saveTrainingState(const std::filesystem::path& path, const torch::nn::Modul
 }
 
 TrainingState loadTrainingState(const std::filesystem::path& path, torch::nn::Module& model,
-                                torch::optim::Optimizer& optimizer, const std::string& plan_hash) {
+                                torch::optim::Optimizer& optimizer, const std::vector<std::string>& identities) {
   const std::string where = fmt::format("resume state '{}'", path.string());
   torch::serialize::InputArchive archive;
   try {
@@ -63,9 +64,10 @@ TrainingState loadTrainingState(const std::filesystem::path& path, torch::nn::Mo
   };
   TrainingState state;
   state.plan_hash = value("plan_hash").toStringRef();
-  if (state.plan_hash != plan_hash)
+  if (state.plan_hash.empty() ||
+      std::find(identities.begin(), identities.end(), state.plan_hash) == identities.end())
     throw std::runtime_error(fmt::format("{} belongs to another plan (hash {}, this plan {})", where,
-                                         state.plan_hash, plan_hash));
+                                         state.plan_hash, identities.empty() ? "" : identities.front()));
   state.step = static_cast<int>(value("step").toInt());
   std::istringstream rng(value("data_rng").toStringRef());
   rng >> state.data_rng;

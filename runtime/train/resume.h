@@ -11,7 +11,9 @@
 //   torch_rng    LibTorch's default CPU generator
 //   interval_*   the loss sum and step count since the last metrics line
 //   metrics_lines  lines of metrics.jsonl written up to this step
-//   plan_hash    the run's plan identity; a different plan never resumes it
+//   plan_hash    the run's training identity (RunOptions::training_hash; the
+//                whole plan's hash in versions before 2026-12-07): a plan
+//                that trains differently never resumes it
 // It is written atomically at every resume point and when a run is asked to
 // stop, and removed once the seed's final.pt is written.
 #pragma once
@@ -22,6 +24,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "runtime/model/gpt.h"
 
@@ -44,8 +47,8 @@ void saveTrainingState(const std::filesystem::path& path, const torch::nn::Modul
 // Restores everything saveTrainingState wrote into `model` and `optimizer`
 // (built exactly as for the run that wrote it) and LibTorch's CPU generator.
 // Throws std::runtime_error if the file is unreadable, belongs to another
-// plan (`plan_hash`) or does not match the model.
+// plan (its identity none of `identities`) or does not match the model.
 TrainingState loadTrainingState(const std::filesystem::path& path, torch::nn::Module& model,
-                                torch::optim::Optimizer& optimizer, const std::string& plan_hash);
+                                torch::optim::Optimizer& optimizer, const std::vector<std::string>& identities);
 
 }  // namespace posc::train

@@ -161,7 +161,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
     if (resumable && std::filesystem::exists(ctx.resume_file)) {
       TrainingState state;
       try {
-        state = loadTrainingState(ctx.resume_file, *model, optimizer, ctx.plan_hash);
+        state = loadTrainingState(ctx.resume_file, *model, optimizer, {ctx.training_hash, ctx.plan_hash});
       } catch (const std::runtime_error& e) {
         throw runtime::UserError(fmt::format("{}; start over with --fresh", e.what()));
       }
@@ -179,7 +179,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       state.interval_loss = interval_loss.item<double>();
       state.interval_steps = interval_steps;
       state.metrics_lines = ctx.metrics ? ctx.metrics->lines().size() : 0;
-      state.plan_hash = ctx.plan_hash;
+      state.plan_hash = ctx.training_hash.empty() ? ctx.plan_hash : ctx.training_hash;
       try {
         saveTrainingState(ctx.resume_file, *model, optimizer, state);
       } catch (const std::runtime_error& e) {

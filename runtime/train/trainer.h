@@ -67,6 +67,10 @@ struct TrainContext {
   // metrics log is cut back to the lines it had then). Empty: none.
   std::filesystem::path resume_file;
   int resume_every = 0;
+  // What a resume point records and requires: the run's training identity
+  // (RunOptions::training_hash), and its plan hash, which resume points of
+  // versions before 2026-12-07 recorded instead (accepted too).
+  std::string training_hash;
   std::string plan_hash;
   // Data-parallel training with the other ranks of this group (null: one
   // process). Only rank 0 should be given a seed_dir, metrics, evaluate or a

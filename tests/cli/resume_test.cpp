@@ -3,7 +3,8 @@
 // last resume point and ends with the same final.pt, byte for byte, and the
 // same metrics.jsonl lines as a run that was never interrupted; one process
 // owns a results folder; a run of another plan, unfinished or finished, is
-// refused (not deleted) without --fresh; a run
+// refused (not deleted) without --fresh, unless it differs in its evaluation
+// alone, which keeps the trained weights and evaluates again; a run
 // whose checkpoints cannot fit, or whose loss turns NaN on the tensor-op
 // path, stops with a clear error before it wastes the disk or the weights;
 // the same command twice on two threads trains the same bytes.
@@ -116,6 +117,51 @@ TEST_F(Resume, SigkillDuringACheckpointWriteContinuesBitIdentically) {
   for (const auto& f : fs::directory_iterator(out / "seed0")) temporary |= f.path().extension() == ".tmp";
   EXPECT_TRUE(temporary) << "the kill should leave the half-finished write behind";
   expectSameAsReference(out, "80");
+}
+
+// A run whose plan changed only in its evaluation (another test length)
+// keeps what it trained: a finished one is evaluated again with the same
+// weights and training log, a killed one goes on training from its resume
+// point to the uninterrupted run's weights; a change to the training is
+// still refused.
+TEST_F(Resume, AnotherEvaluationKeepsTheTrainedWeightsAndEvaluatesAgain) {
+  const std::string more_lengths = " --set 'task.test_digits=[3,4]'";
+  auto expectEvaluatedAtBothLengths = [&](const fs::path& out) {
+    EXPECT_EQ(readFile(out / "seed0" / "final.pt"), readFile(*reference_ / "seed0" / "final.pt"));
+    EXPECT_EQ(metricsWithoutTiming(out), metricsWithoutTiming(*reference_));
+    const std::string accuracy = readFile(out / "accuracy.csv"), reference = readFile(*reference_ / "accuracy.csv");
+    const std::string three = reference.substr(reference.find("\n0,3,"));  // the reference's only row
+    EXPECT_NE(accuracy.find(three), std::string::npos) << "the 3-digit row differs:\n" << accuracy << reference;
+    EXPECT_NE(accuracy.find("\n0,4,"), std::string::npos) << accuracy;
+    EXPECT_NE(readFile(out / "status.json").find(R"("state":"finished")"), std::string::npos);
+  };
+
+  // Finished: evaluated again, nothing trained.
+  const fs::path finished = scratch("posc_reevaluate_finished");
+  fs::copy(*reference_, finished, fs::copy_options::recursive);
+  const fs::path log = finished.string() + ".log";
+  ASSERT_EQ(runPoscLogged(runArgs(finished) + more_lengths, log), 0) << readFile(log);
+  EXPECT_NE(readFile(log).find("only its evaluation or probes changed"), std::string::npos) << readFile(log);
+  EXPECT_NE(readFile(log).find("seed 0: trained earlier; evaluating"), std::string::npos) << readFile(log);
+  EXPECT_EQ(readFile(log).find("continued from step"), std::string::npos) << readFile(log);
+  expectEvaluatedAtBothLengths(finished);
+
+  // A change to the training is refused as before, the run kept.
+  const posc::testing::PoscResult other =
+      posc::testing::runPosc(runArgs(finished) + more_lengths + " --set train.lr=1e-4");
+  EXPECT_EQ(other.status, 2) << other.err;
+  EXPECT_NE(other.err.find("holds a finished run of another plan"), std::string::npos) << other.err;
+  expectEvaluatedAtBothLengths(finished);
+
+  // Killed at step 130 (resume point at 120), continued with the new test lengths.
+  const fs::path killed = scratch("posc_reevaluate_killed");
+  ASSERT_EQ(runWithFault("POSC_FAULT_KILL_BEFORE_RENAME=metrics.jsonl:13", killed, killed.string() + ".log"),
+            128 + SIGKILL);
+  const fs::path continued_log = killed.string() + ".continued.log";
+  ASSERT_EQ(runPoscLogged(runArgs(killed) + more_lengths, continued_log), 0) << readFile(continued_log);
+  EXPECT_NE(readFile(continued_log).find("seed 0: continued from step 120\n"), std::string::npos)
+      << readFile(continued_log);
+  expectEvaluatedAtBothLengths(killed);
 }
 
 TEST_F(Resume, SigintStopsAtAStepBoundaryAndSaysHowToContinue) {

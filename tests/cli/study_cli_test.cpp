@@ -1,7 +1,8 @@
 // `posc study` end to end on tiny settings: two variants (a run and its warm
 // start) x two seeds in parallel processes, each run in its own folder; the
 // comparison page's table equals the runs' accuracy.csv files, its chart has
-// one series per variant; a second call skips every finished run; headless
+// one series per variant; a second call skips every finished run, and one
+// with another test length evaluates them again without training; headless
 // Chromium renders the page with the table and the chart.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -204,6 +205,44 @@ TEST(StudyCli, BadInputExitsWithTwoAndRunsNothing) {
             2);
   EXPECT_FALSE(fs::exists(study));
   EXPECT_EQ(runPosc("study --seeds x examples/addition/rope2d.pos", log), 2);
+}
+
+// A study run again with another test length: every finished run keeps its
+// trained weights and is evaluated again, the warm start's too (its source
+// was not trained again); a changed training setting trains again.
+TEST(StudyCli, AnotherTestLengthEvaluatesAgainWithoutTraining) {
+  const fs::path study = fs::path(::testing::TempDir()) / "study_reevaluate";
+  fs::remove_all(study);
+  const fs::path log = fs::path(::testing::TempDir()) / "study_reevaluate.log";
+  const std::string files =
+      "study examples/addition/rope2d_decay_sink.pos examples/addition/rope2d_decay.pos --preset small --seeds 0 "
+      "--jobs 1 --set train.steps=12 --set model.width=16 --set task.problems_per_length=12 --out '" +
+      study.string() + "' ";
+  ASSERT_EQ(runPosc(files + "--set 'task.test_digits=[2]'", log), 0) << readFile(log);
+  const fs::path sink = study / "seed0" / "rope2d_decay_sink-small", decay = study / "seed0" / "rope2d_decay-small";
+  const std::string sink_weights = readFile(sink / "seed0" / "final.pt");
+  const std::string decay_weights = readFile(decay / "seed0" / "final.pt");
+  ASSERT_FALSE(sink_weights.empty());
+
+  ASSERT_EQ(runPosc(files + "--set 'task.test_digits=[2,3]'", log), 0) << readFile(log);
+  const std::string again = readFile(log);
+  EXPECT_EQ(count(again, "] evaluating again "), 2u) << again;
+  EXPECT_EQ(count(again, "] started "), 0u) << again;
+  EXPECT_EQ(readFile(sink / "seed0" / "final.pt"), sink_weights);
+  EXPECT_EQ(readFile(decay / "seed0" / "final.pt"), decay_weights);
+  for (const fs::path& run : {sink, decay}) {
+    EXPECT_NE(readFile(run / "accuracy.csv").find("\n0,3,"), std::string::npos) << readFile(run / "accuracy.csv");
+    EXPECT_NE(readFile(run / "run.log").find("only its evaluation or probes changed"), std::string::npos);
+  }
+  EXPECT_NE(readFile(study / "comparison.csv").find(",3,"), std::string::npos) << readFile(study / "comparison.csv");
+  // Then nothing is left to do.
+  ASSERT_EQ(runPosc(files + "--set 'task.test_digits=[2,3]'", log), 0) << readFile(log);
+  EXPECT_EQ(count(readFile(log), "] skipped "), 2u) << readFile(log);
+
+  // Another learning rate for the source: both train again.
+  ASSERT_EQ(runPosc(files + "--set 'task.test_digits=[2,3]' --set train.lr=1e-4", log), 0) << readFile(log);
+  EXPECT_EQ(count(readFile(log), "] started  "), 2u) << readFile(log);
+  EXPECT_NE(readFile(sink / "seed0" / "final.pt"), sink_weights);
 }
 
 // `--only` (as a Slurm task runs one job) on a job whose folder holds an

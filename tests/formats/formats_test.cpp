@@ -41,6 +41,10 @@ TEST(RunStatusText, ReadsWhatEarlierVersionsWroteAndRoundTrips) {
             R"({"state":"finished","pid":0,"plan_hash":"","seeds_done":[],"metrics_lines":0,"seed":null,"step":0,"message":""})"
             "\n");
   EXPECT_EQ(parseStatus(statusJson(done)), done);
+  // What the run trains, after the plan's hash when known.
+  done.training_hash = "00ff";
+  EXPECT_EQ(statusJson(done).substr(0, 72), R"({"state":"finished","pid":0,"plan_hash":"","training_hash":"00ff","seeds)");
+  EXPECT_EQ(parseStatus(statusJson(done)), done);
 }
 
 TEST(RunStatusText, RefusesWhatItDidNotWrite) {
@@ -61,6 +65,8 @@ TEST(RunStatusText, RefusesWhatItDidNotWrite) {
   EXPECT_FALSE(parseStatus(with("\"seeds_done\":[]", "\"seeds_done\":[-1]")));
   EXPECT_FALSE(parseStatus(with("\"seed\":null", "\"seed\":\"0\"")));
   EXPECT_FALSE(parseStatus(with("\"metrics_lines\":0,", "")));  // a field missing
+  EXPECT_FALSE(parseStatus(with("\"plan_hash\":\"h\",", "\"plan_hash\":\"h\",\"training_hash\":7,")));
+  EXPECT_EQ(parseStatus(with("\"plan_hash\":\"h\",", "\"plan_hash\":\"h\",\"training_hash\":\"t\",")).value().training_hash, "t");
 }
 
 TEST(MetricsLog, LossPointsSkipEvaluationsAndNullLossesAndNameADamagedLine) {

@@ -300,6 +300,54 @@ TEST(StudyJobs, AWarmStartFileReplacedAtTheSamePathMakesItsJobStale) {
   for (const Job& j : *file_jobs) EXPECT_EQ(j.warm_start_digest, driver::stableHash("z")) << j.label();
 }
 
+// The training hash: another test length changes every job's plan hash but
+// not what it trains, through the warm start too; a record of that training
+// makes the job one to evaluate again, when its run's status knows the
+// training hash as well (a run of an older version does not). Another rate
+// for the source changes the training hash of its warm start.
+TEST(StudyJobs, AnotherTestLengthKeepsTheTrainingHashAndEvaluatesAgain) {
+  const fs::path out = scratch("reevaluate");
+  std::string diags;
+  StudyRequest r = decayAndSink(out);
+  r.seeds = std::vector<uint64_t>{0};
+  auto jobs = expandStudy(r, diags);
+  ASSERT_TRUE(jobs && jobs->size() == 2) << diags;
+  r.overrides = {{"task.test_digits", "[3, 5]"}};
+  auto longer = expandStudy(r, diags);
+  ASSERT_TRUE(longer && longer->size() == 2) << diags;
+  r.overrides = {{"train.lr", "1e-4"}};
+  auto slower = expandStudy(r, diags);
+  ASSERT_TRUE(slower && slower->size() == 2) << diags;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_NE((*jobs)[i].plan_hash, (*longer)[i].plan_hash);
+    EXPECT_EQ((*jobs)[i].training_hash, (*longer)[i].training_hash) << (*jobs)[i].label();
+    EXPECT_NE((*jobs)[i].training_hash, (*slower)[i].training_hash) << (*jobs)[i].label();
+  }
+  const Job& sink = (*jobs)[1];
+  ASSERT_TRUE(sink.after);
+  JobRecord done;
+  done.done = true;
+  done.plan_hash = sink.plan_hash;
+  done.training_hash = sink.training_hash;
+  writeJobRecord(sink, done);
+  EXPECT_NE(posc::testing::readFile((sink.out_dir / "job.json").string()).find(R"("training_hash":")"),
+            std::string::npos);
+  EXPECT_EQ(readJobRecord(sink.out_dir)->training_hash, sink.training_hash);
+  EXPECT_EQ(jobState(sink), JobState::Done);
+  posc::testing::writeFile(sink.out_dir / "status.json",
+                           R"({"state":"finished","pid":1,"plan_hash":"p","seeds_done":[0],"metrics_lines":0,)"
+                           R"("seed":null,"step":0,"message":""})"
+                           "\n");
+  EXPECT_EQ(jobState((*longer)[1]), JobState::Stale) << "its run's status predates training hashes";
+  posc::testing::writeFile(sink.out_dir / "status.json",
+                           R"({"state":"finished","pid":1,"plan_hash":"p","training_hash":"t","seeds_done":[0],)"
+                           R"("metrics_lines":0,"seed":null,"step":0,"message":""})"
+                           "\n");
+  EXPECT_EQ(jobState((*longer)[1]), JobState::Reevaluate);
+  EXPECT_STREQ(describe(JobState::Reevaluate), "evaluation changed (trained weights kept)");
+  EXPECT_EQ(jobState((*slower)[1]), JobState::Stale);
+}
+
 // A sweep over the warm start's own settings (here an argument of its sink)
 // continues from runs made without the grid: the study folder's, since the
 // grid point's folder has none. Each grid job reads them through

@@ -125,13 +125,13 @@ TEST(StudySlurm, WarmStartsGoOneWaveAfterTheirSourcesAndFinishedJobsStayOut) {
   EXPECT_EQ(waves[0].jobs, (std::vector<size_t>{0, 2}));  // the decay runs
   EXPECT_EQ(waves[1].jobs, (std::vector<size_t>{1, 3}));  // their warm starts
   // A finished source stays out, and its warm start moves to the first wave.
-  writeJobRecord((*jobs)[0], {true, 0, 1.0, (*jobs)[0].plan_hash, false, ""});
+  writeJobRecord((*jobs)[0], {true, 0, 1.0, (*jobs)[0].plan_hash, false, "", (*jobs)[0].training_hash});
   waves = planWaves(*jobs, false);
   ASSERT_EQ(waves.size(), 2u);
   EXPECT_EQ(waves[0].jobs, (std::vector<size_t>{1, 2}));
   EXPECT_EQ(waves[1].jobs, (std::vector<size_t>{3}));
   // Everything finished: nothing to submit, unless forced.
-  for (const Job& j : *jobs) writeJobRecord(j, {true, 0, 1.0, j.plan_hash, false, ""});
+  for (const Job& j : *jobs) writeJobRecord(j, {true, 0, 1.0, j.plan_hash, false, "", j.training_hash});
   EXPECT_TRUE(planWaves(*jobs, false).empty());
   waves = planWaves(*jobs, true);
   ASSERT_EQ(waves.size(), 2u);

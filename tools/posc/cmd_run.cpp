@@ -54,7 +54,9 @@ options:
                       an unfinished run, or a finished run of another plan (a finished
                       run of the same plan is replaced without it); also writes into a
                       non-empty folder that is not a posc results folder (refused
-                      without it), deleting nothing there
+                      without it), deleting nothing there. A run that differs only in
+                      what is evaluated after training (eval, test lengths, probes)
+                      needs no --fresh: it keeps the trained weights and evaluates again
 
 Runs can be stopped and continued. Ctrl-C (SIGINT) or SIGTERM stops at the next
 step boundary and writes a resume point; even after a SIGKILL, running the same
@@ -174,8 +176,10 @@ int runRun(const std::vector<std::string>& args) {
   ro.version = kVersion;
   ro.init_root = init_root.empty() ? std::filesystem::path(ro.out_dir).parent_path().string() : init_root;
   if (no_progress) ro.progress_bar = false;
-  ro.plan_hash = driver::stableHash(plan::dumpIdentity(plan) + "\ndevice " + device +
-                                    (ro.score_jit ? "\nscore formulas: fused kernels" : "\nscore formulas: tensor ops"));
+  const std::string placement =
+      "\ndevice " + device + (ro.score_jit ? "\nscore formulas: fused kernels" : "\nscore formulas: tensor ops");
+  ro.plan_hash = driver::stableHash(plan::dumpIdentity(plan) + placement);
+  ro.training_hash = driver::stableHash(plan::dumpTrainingIdentity(plan) + placement);
   ro.fresh = fresh;
   ro.continue_command = commandLine(args);
   std::unique_ptr<dist::ProcessGroup> group;

@@ -44,8 +44,11 @@ A run that warm-starts from another experiment of the study (train.init_from)
 starts after that run of the same seed has finished. A run whose job.json
 says it finished with the same plan (settings, seed, the run it starts from,
 the content of a warm-start file from outside the study) is skipped, so the
-same command continues an interrupted study. A failed run is reported and
-only the runs that start from it are left out.
+same command continues an interrupted study. A finished run whose plan has
+changed only in what is evaluated after training (eval settings, test
+lengths, probes) keeps its trained weights and is evaluated again, as are the
+runs that start from it. A failed run is reported and only the runs that
+start from it are left out.
 
 Ctrl-C or SIGTERM stops the study: it starts nothing more, passes the signal
 on to its runs (each stops at its next step boundary with a resume point),
