@@ -54,6 +54,18 @@ std::string firstDifference(const fs::path& out_dir, const std::string& plan_tex
   return difference;
 }
 
+// The training hash of the folder's run. A version before training hashes
+// recorded none: a finished run of one gets it from its plan.json, hashed as
+// this run hashes its own plan (RunOptions::folder_*), when that gives the
+// recorded plan hash: the plan read back is then the one that trained, and
+// on this device and kernels. An unfinished one gets none: its resume point
+// names the whole plan, which has changed.
+std::string recordedTrainingHash(const results::RunStatus& previous, const RunOptions& options) {
+  if (!previous.training_hash.empty() || !previous.finished()) return previous.training_hash;
+  if (options.folder_plan_hash.empty() || options.folder_plan_hash != previous.plan_hash) return "";
+  return options.folder_training_hash;
+}
+
 // The refusal to continue an unfinished run of another plan, or to replace a
 // finished one, naming the first line where the plans differ.
 std::string differentPlan(const fs::path& out_dir, const std::string& plan_text, bool finished) {
@@ -165,9 +177,9 @@ void openFolder(Run& run) {
   run.resuming = previous && !previous->finished() && !options.fresh;
   // Another plan that trains the same weights (only its evaluation or probes
   // differ): the weights and the training log are kept, the seeds evaluated
-  // again. Records of versions before training hashes never match.
+  // again.
   run.reevaluating = previous && !options.fresh && previous->plan_hash != options.plan_hash &&
-                     !previous->training_hash.empty() && previous->training_hash == options.training_hash;
+                     !options.training_hash.empty() && recordedTrainingHash(*previous, options) == options.training_hash;
   if (run.reevaluating) run.resuming = true;
   if (run.resuming && previous->plan_hash != options.plan_hash && !run.reevaluating)
     throw UserError(differentPlan(run.out_dir, options.plan_text, false));

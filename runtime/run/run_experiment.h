@@ -70,6 +70,11 @@ struct RunOptions {
   // device and kernels): a folder whose run differs only in its evaluation
   // or probes is evaluated again with its trained weights.
   std::string training_hash;
+  // The folder's plan.json as this run would hash it (plan hash, training
+  // hash; empty when there is none): a finished run of a version before
+  // training hashes, which recorded none, gets its training hash from these
+  // when their plan hash is the one its status recorded (runtime/run/prepare.cpp).
+  std::string folder_plan_hash, folder_training_hash;
   bool fresh = false;             // discard an unfinished run in out_dir and start over
   std::string continue_command;   // printed when a run is interrupted
   // Data-parallel training (runtime/distributed/process_group.h). Rank 0

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "compiler/driver/compile.h"
+#include "compiler/plan/plan_json.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/results/run_folder.h"
 
@@ -340,6 +341,7 @@ std::optional<std::vector<Job>> expandPoint(const StudyRequest& base_request, co
         const std::string where = placement.empty() ? "" : "\nposc run" + placement;
         j.plan_hash = driver::stableHash(identity + where);
         j.training_hash = driver::stableHash(plan::dumpTrainingIdentity(*c.plan) + where);
+        j.placement = where;
         std::string typed;
         for (const std::string& f : request.placement) typed += " " + f;
         j.legacy_chain = {identity + "\nposc run" + typed};
@@ -463,17 +465,39 @@ std::optional<int> lastThreadCount(const fs::path& out_dir) {
 
 }  // namespace
 
+namespace {
+
+// Whether the record's run trained what the job trains, so that posc run
+// evaluates it again rather than training it: by the training hashes of the
+// record and of the run's status; or, for a record of a version before
+// training hashes, a finished run without a warm start whose plan.json gives
+// the record's plan hash (the plan read back is then the one it trained), by
+// that plan's training hash. posc run checks the same (runtime/run/prepare.cpp).
+bool trainsTheSame(const Job& job, const JobRecord& r) {
+  const std::optional<formats::RunStatus> status = results::readStatus(job.out_dir);
+  if (!status) return false;
+  if (!r.training_hash.empty()) return r.training_hash == job.training_hash && !status->training_hash.empty();
+  if (!r.done || !status->finished() || job.after || !job.legacy_external.empty()) return false;
+  const std::optional<std::string> text = results::readFileText(job.out_dir / "plan.json");
+  if (!text) return false;
+  try {
+    const plan::ExperimentPlan recorded = plan::planFromJson(*text);
+    return driver::stableHash(plan::dumpIdentity(recorded) + job.placement) == r.plan_hash &&
+           driver::stableHash(plan::dumpTrainingIdentity(recorded) + job.placement) == job.training_hash;
+  } catch (const std::exception&) {
+    return false;  // another format, or damaged: trained again, as before
+  }
+}
+
+}  // namespace
+
 JobState jobState(const Job& job) {
   const std::optional<JobRecord> r = readJobRecord(job.out_dir);
   if (!r) return JobState::Pending;
   // The same path, another file (a record without a digest predates them).
   if (!r->warm_start_digest.empty() && r->warm_start_digest != job.warm_start_digest) return JobState::Stale;
   if (r->plan_hash != job.plan_hash) {
-    // The same training: posc run evaluates the weights again, when its own
-    // status says so too (a run of a version before training hashes does not).
-    if (!r->training_hash.empty() && r->training_hash == job.training_hash)
-      if (const auto status = results::readStatus(job.out_dir); status && !status->training_hash.empty())
-        return JobState::Reevaluate;
+    if (trainsTheSame(job, *r)) return JobState::Reevaluate;
     // A record of an older study: the same plan when its hash is the old
     // formula's for the threads the run last trained on.
     const std::optional<int> threads = lastThreadCount(job.out_dir);

@@ -102,6 +102,7 @@ struct Job {
   std::optional<size_t> after;       // the job this one warm-starts from (index in the list)
   std::string plan_hash;             // 16 hex digits
   std::string training_hash;         // what it trains: 16 hex digits (see the top of this file)
+  std::string placement;             // what both hashes add to the plan's identity for --device/--jit
   // Job records written before the thread count left the hash (posc study
   // before 2026-12-07) hashed "\nposc run" + the placement flags as typed +
   // " --threads N". The text before " --threads N" of this job, then of each
@@ -175,6 +176,8 @@ enum class JobState {
   // Finished, or stopped, with another plan that trains the same weights
   // (only the evaluation or probes differ): posc run keeps the trained
   // weights and evaluates them again (an unfinished run goes on training).
+  // A finished run of a version before training hashes counts when it has
+  // no warm start and its plan.json gives the record's plan hash.
   Reevaluate,
   Failed,   // the last attempt failed
   // The last attempt was stopped by SIGINT or SIGTERM (its own or the

@@ -146,6 +146,32 @@ TEST_F(Resume, AnotherEvaluationKeepsTheTrainedWeightsAndEvaluatesAgain) {
   EXPECT_EQ(readFile(log).find("continued from step"), std::string::npos) << readFile(log);
   expectEvaluatedAtBothLengths(finished);
 
+  // A finished run of a version before training hashes (none in its
+  // status.json) is known by its plan.json, when that gives the plan hash its
+  // status names; a plan.json of another plan is not trusted.
+  auto olderCopy = [&](const std::string& name) {
+    const fs::path dir = scratch(name);
+    fs::copy(*reference_, dir, fs::copy_options::recursive);
+    const std::string status = readFile(dir / "status.json");
+    const std::string older = std::regex_replace(status, std::regex(R"("training_hash":"[0-9a-f]+",)"), "");
+    EXPECT_NE(older, status);
+    std::ofstream(dir / "status.json", std::ios::trunc) << older;
+    return dir;
+  };
+  const fs::path older = olderCopy("posc_reevaluate_older");
+  ASSERT_EQ(runPoscLogged(runArgs(older) + more_lengths, older.string() + ".log"), 0)
+      << readFile(older.string() + ".log");
+  EXPECT_NE(readFile(older.string() + ".log").find("only its evaluation or probes changed"), std::string::npos);
+  expectEvaluatedAtBothLengths(older);
+  const fs::path tampered = olderCopy("posc_reevaluate_tampered");
+  const std::string plan_json = readFile(tampered / "plan.json");
+  ASSERT_NE(plan_json.find("\"steps\": 240,"), std::string::npos) << plan_json;
+  std::ofstream(tampered / "plan.json", std::ios::trunc)
+      << std::regex_replace(plan_json, std::regex("\"steps\": 240,"), "\"steps\": 241,");
+  const posc::testing::PoscResult untrusted = posc::testing::runPosc(runArgs(tampered) + more_lengths);
+  EXPECT_EQ(untrusted.status, 2) << untrusted.err;
+  EXPECT_NE(untrusted.err.find("holds a finished run of another plan"), std::string::npos) << untrusted.err;
+
   // A change to the training is refused as before, the run kept.
   const posc::testing::PoscResult other =
       posc::testing::runPosc(runArgs(finished) + more_lengths + " --set train.lr=1e-4");

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "compiler/driver/compile.h"
+#include "compiler/plan/plan_json.h"
 #include "runtime/study/jobs.h"
 #include "tests/common/files.h"
 
@@ -346,6 +347,54 @@ TEST(StudyJobs, AnotherTestLengthKeepsTheTrainingHashAndEvaluatesAgain) {
   EXPECT_EQ(jobState((*longer)[1]), JobState::Reevaluate);
   EXPECT_STREQ(describe(JobState::Reevaluate), "evaluation changed (trained weights kept)");
   EXPECT_EQ(jobState((*slower)[1]), JobState::Stale);
+}
+
+// A record of a version before training hashes: a finished run without a
+// warm start is evaluated again when its plan.json, read back, gives the
+// record's plan hash and the job's training hash; a plan.json of another
+// plan (or none) leaves it stale, and a warm start always is.
+TEST(StudyJobs, AFinishedRunOfAnOlderVersionIsKnownByItsPlanJson) {
+  const fs::path out = scratch("reevaluate_legacy");
+  std::string diags;
+  StudyRequest r = decayAndSink(out);
+  r.seeds = std::vector<uint64_t>{0};
+  auto jobs = expandStudy(r, diags);
+  ASSERT_TRUE(jobs && jobs->size() == 2) << diags;
+  r.overrides = {{"task.test_digits", "[3, 5]"}};
+  auto longer = expandStudy(r, diags);
+  ASSERT_TRUE(longer && longer->size() == 2) << diags;
+  const Job& decay = (*jobs)[0];
+  ASSERT_FALSE(decay.after);
+  auto planJsonWith = [&](const std::string& lr) {
+    driver::Compilation c;
+    driver::CompileRequest request;
+    request.path = POSC_SOURCE_DIR "/examples/addition/rope2d_decay.pos";
+    request.experiment.experiment = "rope2d_decay";
+    request.experiment.preset = "small";
+    if (!lr.empty()) request.experiment.overrides.push_back({"train.lr", lr});
+    request.experiment.overrides.push_back({"train.seeds", "[0]"});
+    EXPECT_TRUE(c.compile(request)) << c.diags.render(false);
+    return c.plan ? plan::planJson(*c.plan) : std::string();
+  };
+  for (const Job& j : *jobs) {
+    JobRecord done;  // as written before 2026-12-07: no training hash
+    done.done = true;
+    done.plan_hash = j.plan_hash;
+    writeJobRecord(j, done);
+    posc::testing::writeFile(j.out_dir / "status.json",
+                             R"({"state":"finished","pid":1,"plan_hash":"p","seeds_done":[0],"metrics_lines":0,)"
+                             R"("seed":null,"step":0,"message":""})"
+                             "\n");
+    EXPECT_EQ(jobState(j), JobState::Done);
+  }
+  EXPECT_EQ(jobState((*longer)[0]), JobState::Stale) << "no plan.json";
+  posc::testing::writeFile(decay.out_dir / "plan.json", planJsonWith(""));
+  EXPECT_EQ(jobState((*longer)[0]), JobState::Reevaluate);
+  EXPECT_EQ(jobState((*longer)[1]), JobState::Stale) << "a warm start";
+  posc::testing::writeFile(decay.out_dir / "plan.json", planJsonWith("1e-4"));
+  EXPECT_EQ(jobState((*longer)[0]), JobState::Stale) << "the plan read back is not the one the record names";
+  posc::testing::writeFile(decay.out_dir / "plan.json", "{not json");
+  EXPECT_EQ(jobState((*longer)[0]), JobState::Stale);
 }
 
 // A sweep over the warm start's own settings (here an argument of its sink)
