@@ -463,10 +463,6 @@ std::optional<int> lastThreadCount(const fs::path& out_dir) {
   return std::nullopt;
 }
 
-}  // namespace
-
-namespace {
-
 // Whether the record's run trained what the job trains, so that posc run
 // evaluates it again rather than training it: by the training hashes of the
 // record and of the run's status; or, for a record of a version before
