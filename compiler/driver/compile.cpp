@@ -53,6 +53,11 @@ uint64_t fnv1a(std::string_view text, uint64_t h) {
 
 std::string stableHash(std::string_view text) { return fmt::format("{:016x}", fnv1a(text)); }
 
+PlanHashes hashPlan(const plan::ExperimentPlan& plan, std::string_view placement) {
+  return {stableHash(plan::dumpIdentity(plan) + std::string(placement)),
+          stableHash(plan::dumpTrainingIdentity(plan) + std::string(placement))};
+}
+
 std::string Compilation::sourceHash() const {
   uint64_t h = kHashSeed;
   for (size_t i = 0; i < sources.size(); ++i) h = fnv1a(sources.file(static_cast<int32_t>(i)).text(), h);

@@ -35,6 +35,15 @@ inline constexpr uint64_t kHashSeed = 1469598103934665603ull;
 uint64_t fnv1a(std::string_view text, uint64_t h = kHashSeed);
 std::string stableHash(std::string_view text);
 
+// A plan's two identities, each with `placement` (the text of where it runs:
+// device, kernels) appended: the whole plan (plan::dumpIdentity) and what it
+// trains (plan::dumpTrainingIdentity). A run and a study job are continued,
+// skipped or evaluated again by these.
+struct PlanHashes {
+  std::string plan, training;
+};
+PlanHashes hashPlan(const plan::ExperimentPlan& plan, std::string_view placement);
+
 class Compilation {
  public:
   Compilation() = default;

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/plan/plan_json.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/results/errors.h"
 
@@ -165,6 +166,16 @@ void markFolder(const fs::path& dir) {
                              "a posc results folder: posc run may replace the files it wrote here\n");
   } catch (const std::runtime_error& e) {
     throw runtime::UserError(e.what());
+  }
+}
+
+std::optional<plan::ExperimentPlan> readRecordedPlan(const fs::path& dir) {
+  const std::optional<std::string> text = readFileText(dir / "plan.json");
+  if (!text) return std::nullopt;
+  try {
+    return plan::planFromJson(*text);
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
 }
 

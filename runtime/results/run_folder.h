@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/plan/plan.h"
 #include "runtime/formats/run_status.h"
 
 namespace posc::results {
@@ -81,6 +82,11 @@ void removeEvaluationOutputs(const std::filesystem::path& dir);
 // checkpoint_<k>.pt, and their .safetensors copies), relative to `dir` and
 // sorted: what starting its run over would throw away.
 std::vector<std::filesystem::path> trainedWeights(const std::filesystem::path& dir);
+
+// The plan a results folder's run recorded (its plan.json, read back);
+// nullopt when there is none or it cannot be read as a plan (damaged, or of
+// another format).
+std::optional<plan::ExperimentPlan> readRecordedPlan(const std::filesystem::path& dir);
 
 // Removes temporary files (".<name>.<pid>-<n>.tmp") that a killed process
 // left in the folder and its seed folders; call while holding the lock.

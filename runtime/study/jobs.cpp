@@ -13,7 +13,6 @@
 #include <sstream>
 
 #include "compiler/driver/compile.h"
-#include "compiler/plan/plan_json.h"
 #include "runtime/results/atomic_file.h"
 #include "runtime/results/run_folder.h"
 
@@ -339,8 +338,9 @@ std::optional<std::vector<Job>> expandPoint(const StudyRequest& base_request, co
         const std::string identity = plan::dumpIdentity(*c.plan);
         const std::string placement = placementIdentity(request.placement);
         const std::string where = placement.empty() ? "" : "\nposc run" + placement;
-        j.plan_hash = driver::stableHash(identity + where);
-        j.training_hash = driver::stableHash(plan::dumpTrainingIdentity(*c.plan) + where);
+        const driver::PlanHashes hashes = driver::hashPlan(*c.plan, where);
+        j.plan_hash = hashes.plan;
+        j.training_hash = hashes.training;
         j.placement = where;
         std::string typed;
         for (const std::string& f : request.placement) typed += " " + f;
@@ -474,15 +474,10 @@ bool trainsTheSame(const Job& job, const JobRecord& r) {
   if (!status) return false;
   if (!r.training_hash.empty()) return r.training_hash == job.training_hash && !status->training_hash.empty();
   if (!r.done || !status->finished() || job.after || !job.legacy_external.empty()) return false;
-  const std::optional<std::string> text = results::readFileText(job.out_dir / "plan.json");
-  if (!text) return false;
-  try {
-    const plan::ExperimentPlan recorded = plan::planFromJson(*text);
-    return driver::stableHash(plan::dumpIdentity(recorded) + job.placement) == r.plan_hash &&
-           driver::stableHash(plan::dumpTrainingIdentity(recorded) + job.placement) == job.training_hash;
-  } catch (const std::exception&) {
-    return false;  // another format, or damaged: trained again, as before
-  }
+  const std::optional<plan::ExperimentPlan> recorded = results::readRecordedPlan(job.out_dir);
+  if (!recorded) return false;  // none, damaged or of another format: trained again, as before
+  const driver::PlanHashes hashes = driver::hashPlan(*recorded, job.placement);
+  return hashes.plan == r.plan_hash && hashes.training == job.training_hash;
 }
 
 }  // namespace

@@ -51,6 +51,17 @@ StudyRequest decayAndSink(const fs::path& out) {
   return r;
 }
 
+// decayAndSink's two jobs of seed 0 under `overrides`: the decay run, then its warm start.
+std::vector<Job> seedZeroJobs(const fs::path& out, const std::vector<sema::Override>& overrides = {}) {
+  StudyRequest r = decayAndSink(out);
+  r.seeds = std::vector<uint64_t>{0};
+  r.overrides = overrides;
+  std::string diags;
+  auto jobs = expandStudy(r, diags);
+  EXPECT_TRUE(jobs && jobs->size() == 2) << diags;
+  return jobs && jobs->size() == 2 ? *jobs : std::vector<Job>(2);
+}
+
 TEST(StudyJobs, ExpandsFilesBySeedsAndOrdersWarmStartsAfterTheirSources) {
   const fs::path out = scratch("expand");
   std::string diags;
@@ -308,23 +319,15 @@ TEST(StudyJobs, AWarmStartFileReplacedAtTheSamePathMakesItsJobStale) {
 // for the source changes the training hash of its warm start.
 TEST(StudyJobs, AnotherTestLengthKeepsTheTrainingHashAndEvaluatesAgain) {
   const fs::path out = scratch("reevaluate");
-  std::string diags;
-  StudyRequest r = decayAndSink(out);
-  r.seeds = std::vector<uint64_t>{0};
-  auto jobs = expandStudy(r, diags);
-  ASSERT_TRUE(jobs && jobs->size() == 2) << diags;
-  r.overrides = {{"task.test_digits", "[3, 5]"}};
-  auto longer = expandStudy(r, diags);
-  ASSERT_TRUE(longer && longer->size() == 2) << diags;
-  r.overrides = {{"train.lr", "1e-4"}};
-  auto slower = expandStudy(r, diags);
-  ASSERT_TRUE(slower && slower->size() == 2) << diags;
+  const std::vector<Job> jobs = seedZeroJobs(out);
+  const std::vector<Job> longer = seedZeroJobs(out, {{"task.test_digits", "[3, 5]"}});
+  const std::vector<Job> slower = seedZeroJobs(out, {{"train.lr", "1e-4"}});
   for (size_t i = 0; i < 2; ++i) {
-    EXPECT_NE((*jobs)[i].plan_hash, (*longer)[i].plan_hash);
-    EXPECT_EQ((*jobs)[i].training_hash, (*longer)[i].training_hash) << (*jobs)[i].label();
-    EXPECT_NE((*jobs)[i].training_hash, (*slower)[i].training_hash) << (*jobs)[i].label();
+    EXPECT_NE(jobs[i].plan_hash, longer[i].plan_hash);
+    EXPECT_EQ(jobs[i].training_hash, longer[i].training_hash) << jobs[i].label();
+    EXPECT_NE(jobs[i].training_hash, slower[i].training_hash) << jobs[i].label();
   }
-  const Job& sink = (*jobs)[1];
+  const Job& sink = jobs[1];
   ASSERT_TRUE(sink.after);
   JobRecord done;
   done.done = true;
@@ -339,14 +342,14 @@ TEST(StudyJobs, AnotherTestLengthKeepsTheTrainingHashAndEvaluatesAgain) {
                            R"({"state":"finished","pid":1,"plan_hash":"p","seeds_done":[0],"metrics_lines":0,)"
                            R"("seed":null,"step":0,"message":""})"
                            "\n");
-  EXPECT_EQ(jobState((*longer)[1]), JobState::Stale) << "its run's status predates training hashes";
+  EXPECT_EQ(jobState(longer[1]), JobState::Stale) << "its run's status predates training hashes";
   posc::testing::writeFile(sink.out_dir / "status.json",
                            R"({"state":"finished","pid":1,"plan_hash":"p","training_hash":"t","seeds_done":[0],)"
                            R"("metrics_lines":0,"seed":null,"step":0,"message":""})"
                            "\n");
-  EXPECT_EQ(jobState((*longer)[1]), JobState::Reevaluate);
+  EXPECT_EQ(jobState(longer[1]), JobState::Reevaluate);
   EXPECT_STREQ(describe(JobState::Reevaluate), "evaluation changed (trained weights kept)");
-  EXPECT_EQ(jobState((*slower)[1]), JobState::Stale);
+  EXPECT_EQ(jobState(slower[1]), JobState::Stale);
 }
 
 // A record of a version before training hashes: a finished run without a
@@ -355,15 +358,9 @@ TEST(StudyJobs, AnotherTestLengthKeepsTheTrainingHashAndEvaluatesAgain) {
 // plan (or none) leaves it stale, and a warm start always is.
 TEST(StudyJobs, AFinishedRunOfAnOlderVersionIsKnownByItsPlanJson) {
   const fs::path out = scratch("reevaluate_legacy");
-  std::string diags;
-  StudyRequest r = decayAndSink(out);
-  r.seeds = std::vector<uint64_t>{0};
-  auto jobs = expandStudy(r, diags);
-  ASSERT_TRUE(jobs && jobs->size() == 2) << diags;
-  r.overrides = {{"task.test_digits", "[3, 5]"}};
-  auto longer = expandStudy(r, diags);
-  ASSERT_TRUE(longer && longer->size() == 2) << diags;
-  const Job& decay = (*jobs)[0];
+  const std::vector<Job> jobs = seedZeroJobs(out);
+  const std::vector<Job> longer = seedZeroJobs(out, {{"task.test_digits", "[3, 5]"}});
+  const Job& decay = jobs[0];
   ASSERT_FALSE(decay.after);
   auto planJsonWith = [&](const std::string& lr) {
     driver::Compilation c;
@@ -376,7 +373,7 @@ TEST(StudyJobs, AFinishedRunOfAnOlderVersionIsKnownByItsPlanJson) {
     EXPECT_TRUE(c.compile(request)) << c.diags.render(false);
     return c.plan ? plan::planJson(*c.plan) : std::string();
   };
-  for (const Job& j : *jobs) {
+  for (const Job& j : jobs) {
     JobRecord done;  // as written before 2026-12-07: no training hash
     done.done = true;
     done.plan_hash = j.plan_hash;
@@ -387,14 +384,14 @@ TEST(StudyJobs, AFinishedRunOfAnOlderVersionIsKnownByItsPlanJson) {
                              "\n");
     EXPECT_EQ(jobState(j), JobState::Done);
   }
-  EXPECT_EQ(jobState((*longer)[0]), JobState::Stale) << "no plan.json";
+  EXPECT_EQ(jobState(longer[0]), JobState::Stale) << "no plan.json";
   posc::testing::writeFile(decay.out_dir / "plan.json", planJsonWith(""));
-  EXPECT_EQ(jobState((*longer)[0]), JobState::Reevaluate);
-  EXPECT_EQ(jobState((*longer)[1]), JobState::Stale) << "a warm start";
+  EXPECT_EQ(jobState(longer[0]), JobState::Reevaluate);
+  EXPECT_EQ(jobState(longer[1]), JobState::Stale) << "a warm start";
   posc::testing::writeFile(decay.out_dir / "plan.json", planJsonWith("1e-4"));
-  EXPECT_EQ(jobState((*longer)[0]), JobState::Stale) << "the plan read back is not the one the record names";
+  EXPECT_EQ(jobState(longer[0]), JobState::Stale) << "the plan read back is not the one the record names";
   posc::testing::writeFile(decay.out_dir / "plan.json", "{not json");
-  EXPECT_EQ(jobState((*longer)[0]), JobState::Stale);
+  EXPECT_EQ(jobState(longer[0]), JobState::Stale);
 }
 
 // A sweep over the warm start's own settings (here an argument of its sink)

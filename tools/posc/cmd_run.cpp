@@ -6,11 +6,9 @@
 #include <optional>
 
 #include "compiler/jit/compiled.h"
-#include "compiler/plan/plan_json.h"
 #include "runtime/distributed/process_group.h"
 #include "runtime/handset/run_handset.h"
 #include "runtime/model/device.h"
-#include "runtime/results/atomic_file.h"
 #include "runtime/results/run_folder.h"
 #include "runtime/run/run_experiment.h"
 #include "tools/posc/blas_kernels.h"
@@ -180,17 +178,15 @@ int runRun(const std::vector<std::string>& args) {
   if (no_progress) ro.progress_bar = false;
   const std::string placement =
       "\ndevice " + device + (ro.score_jit ? "\nscore formulas: fused kernels" : "\nscore formulas: tensor ops");
-  ro.plan_hash = driver::stableHash(plan::dumpIdentity(plan) + placement);
-  ro.training_hash = driver::stableHash(plan::dumpTrainingIdentity(plan) + placement);
+  const driver::PlanHashes own = driver::hashPlan(plan, placement);
+  ro.plan_hash = own.plan;
+  ro.training_hash = own.training;
   // A folder of a version before training hashes: its plan as this run hashes its own.
-  if (const std::optional<std::string> folder_plan = results::readFileText(std::filesystem::path(ro.out_dir) / "plan.json"))
-    try {
-      const plan::ExperimentPlan recorded = plan::planFromJson(*folder_plan);
-      ro.folder_plan_hash = driver::stableHash(plan::dumpIdentity(recorded) + placement);
-      ro.folder_training_hash = driver::stableHash(plan::dumpTrainingIdentity(recorded) + placement);
-    } catch (const std::exception&) {
-      // another format (or damaged): such a run is trained again, as before
-    }
+  if (const std::optional<plan::ExperimentPlan> recorded = results::readRecordedPlan(ro.out_dir)) {
+    const driver::PlanHashes folder = driver::hashPlan(*recorded, placement);
+    ro.folder_plan_hash = folder.plan;
+    ro.folder_training_hash = folder.training;
+  }
   ro.fresh = fresh;
   ro.continue_command = commandLine(args);
   std::unique_ptr<dist::ProcessGroup> group;
