@@ -3,7 +3,8 @@
 //   {"state":"running","pid":123,"plan_hash":"...","training_hash":"...",
 //    "seeds_done":[0],"metrics_lines":41,"seed":1,"step":1500,"message":""}
 //
-// state: running (a SIGKILL leaves this with a dead pid), interrupted
+// state: running (a SIGKILL, or a second stop signal, leaves this with a dead
+// pid and the step of the last resume point written), interrupted
 // (SIGINT/SIGTERM: stopped at a step boundary with a resume point), failed
 // (an error ended it) or finished. seeds_done and metrics_lines are the last
 // committed point: seeds fully trained and evaluated, and the lines of

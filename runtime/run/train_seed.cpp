@@ -175,6 +175,10 @@ bool trainSeed(Run& run, uint64_t seed, model::Gpt& model) {
   if (!group) {  // the other ranks' optimiser state is not in rank 0's resume point
     ctx.resume_file = resume_file;
     ctx.resume_every = resumeInterval(plan.train);
+    ctx.resume_point_written = [&run](int step) {
+      run.status.step = step;
+      results::writeStatus(run.out_dir, run.status);
+    };
   }
   ctx.group = group;
   ctx.training_hash = run.options.training_hash;

@@ -185,6 +185,7 @@ TrainStats trainModel(model::Gpt& model, const plan::ExperimentPlan& plan, const
       } catch (const std::runtime_error& e) {
         throw runtime::UserError(e.what());
       }
+      if (ctx.resume_point_written) ctx.resume_point_written(done);
     };
     if (!ctx.dump_dir.empty())
       dumpOrFail([&] {

@@ -67,6 +67,10 @@ struct TrainContext {
   // metrics log is cut back to the lines it had then). Empty: none.
   std::filesystem::path resume_file;
   int resume_every = 0;
+  // Called with the step of each resume point once it is written (may be
+  // empty): the run keeps status.json's step at it, so that a run stopped at
+  // once (a second signal, SIGKILL) still names the step it continues from.
+  std::function<void(int step)> resume_point_written;
   // What a resume point records and requires: the run's training identity
   // (RunOptions::training_hash), and its plan hash, which resume points of
   // versions before 2026-12-07 recorded instead (accepted too).
