@@ -193,7 +193,9 @@ void dumpAddition(const ExperimentPlan& p, Line& line) {
   line(fmt::format("  training operands of {}..{} digits, {}fresh every batch", t.train_min_digits, t.train_max_digits,
                    t.sampling == OperandSampling::Values       ? "each value equally likely, "
                    : t.sampling == OperandSampling::SameLength ? "one length per problem for all operands, "
-                                                               : ""));
+                   : t.sampling == OperandSampling::Mixed
+                       ? "half the problems one length for all operands, half each operand its own, "
+                       : ""));
   if (isPadded(t.order) && t.padded_width > t.train_max_digits)
     line(fmt::format("  operands zero-padded to {} digits", t.padded_width));
   std::string tests;

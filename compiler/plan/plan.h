@@ -102,7 +102,7 @@ inline bool isPadded(DigitOrder o) { return o != DigitOrder::Reversed; }
 // Units first (Reversed, PaddedReversed).
 inline bool unitsFirst(DigitOrder o) { return o != DigitOrder::Padded; }
 
-enum class OperandSampling : uint8_t { Lengths, Values, SameLength };
+enum class OperandSampling : uint8_t { Lengths, Values, SameLength, Mixed };
 
 struct TaskPlan {
   TaskKind kind = TaskKind::Addition;
@@ -126,7 +126,10 @@ struct TaskPlan {
   // so nine in ten operands have the longest length; SameLength draws one
   // length uniformly for the problem and gives every operand that length, so
   // each length's problems (all operands that long, as the test's are) make
-  // 1 / (max - min + 1) of the stream instead of its square under Lengths.
+  // 1 / (max - min + 1) of the stream instead of its square under Lengths;
+  // Mixed draws each problem as SameLength or as Lengths with probability 1/2
+  // each, so the stream keeps problems whose operands differ in length and
+  // each length's all-equal problems are about half SameLength's share.
   OperandSampling sampling = OperandSampling::Lengths;
   std::vector<int> test_digits;    // each test length (digits per operand)
   int problems_per_length = 90;

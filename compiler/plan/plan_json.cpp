@@ -97,7 +97,8 @@ POSC_JSON_ENUM(Schedule,
 POSC_JSON_ENUM(DecayScope, {{DecayScope::Matrices, "matrices"}, {DecayScope::All, "all"}})
 POSC_JSON_ENUM(OperandSampling, {{OperandSampling::Lengths, "lengths"},
                                 {OperandSampling::Values, "values"},
-                                {OperandSampling::SameLength, "same_length"}})
+                                {OperandSampling::SameLength, "same_length"},
+                                {OperandSampling::Mixed, "mixed"}})
 POSC_JSON_ENUM(EvalProtocol, {{EvalProtocol::Lengths, "lengths"}, {EvalProtocol::AdderBoard, "adderboard"}})
 POSC_JSON_ENUM(ProbeKind, {{ProbeKind::Reach, "reach"},
                                          {ProbeKind::SinkShare, "sink_share"},

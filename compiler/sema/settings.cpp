@@ -206,14 +206,16 @@ const std::map<std::string, Table>& tables() {
            {"padded_width", "int >= 1",
             "padded orders: the width every training operand is zero-padded to, when larger than train_max_digits",
             [](Checker& c, SettingsContext& x) { return c.integer(1, 100000, x.plan.task.padded_width); }},
-           {"sampling", "lengths | values | same_length",
+           {"sampling", "lengths | values | same_length | mixed",
             "training operands: each length equally likely, each value (10^(min-1)..10^max - 1) equally likely, "
-            "or one length equally likely per problem, shared by its operands",
+            "one length equally likely per problem, shared by its operands, or half the problems each way "
+            "(same_length, lengths)",
             [](Checker& c, SettingsContext& x) {
               return c.word<plan::OperandSampling>(
                   {{"lengths", plan::OperandSampling::Lengths},
                    {"values", plan::OperandSampling::Values},
-                   {"same_length", plan::OperandSampling::SameLength}},
+                   {"same_length", plan::OperandSampling::SameLength},
+                   {"mixed", plan::OperandSampling::Mixed}},
                   x.plan.task.sampling);
             }},
            {"test_digits", "list of int", "operand lengths evaluated after training",

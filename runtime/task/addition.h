@@ -64,7 +64,8 @@ struct Problem {
 };
 // A training problem drawn as task.sampling says: each operand's length
 // uniform in [min_digits, max_digits] (Lengths), each operand's value uniform
-// (Values), or one length uniform for all operands (SameLength).
+// (Values), one length uniform for all operands (SameLength), or either of
+// SameLength and Lengths with probability 1/2 (Mixed).
 Problem sampleProblem(const plan::TaskPlan& task, std::mt19937_64& rng);
 // A test problem: every operand has exactly `digits` digits.
 Problem sampleProblem(const plan::TaskPlan& task, int digits, std::mt19937_64& rng);

@@ -75,7 +75,9 @@ Number randomValue(int min_length, int max_length, std::mt19937_64& rng) {
 }
 
 Problem sampleProblem(const plan::TaskPlan& task, std::mt19937_64& rng) {
-  if (task.sampling == plan::OperandSampling::SameLength) {
+  const bool same_length = task.sampling == plan::OperandSampling::SameLength ||
+                           (task.sampling == plan::OperandSampling::Mixed && uniformBelow(2, rng) == 0);
+  if (same_length) {
     const int length = uniformBetween(task.train_min_digits, task.train_max_digits, rng);
     return sampleProblem(task, length, rng);
   }

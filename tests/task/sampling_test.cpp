@@ -128,6 +128,33 @@ TEST(SampleProblem, SameLengthGivesEveryOperandOneLength) {
   for (const auto& [length, count] : by_length) EXPECT_NEAR(count / double(n), 0.2, 0.015) << length;
 }
 
+// task.sampling = mixed: half the problems as same_length, half as lengths.
+// With 2 operands of 1..10 digits the operands are equal in length in
+// 0.5 + 0.5 x 1/10 = 0.55 of the problems and both of 10 digits in
+// 0.5 x 1/10 + 0.5 x 1/100 = 0.055 (binomial standard deviations 0.0035 and
+// 0.0016 over 20,000 problems), where lengths gives 0.1 and 0.01.
+TEST(SampleProblem, MixedDrawsHalfTheProblemsWithOneLength) {
+  plan::TaskPlan task = makeTask(2, 1, DigitOrder::Reversed, 1, 10);
+  task.sampling = plan::OperandSampling::Mixed;
+  std::mt19937_64 rng(9);
+  const int n = 20000;
+  int equal = 0, longest = 0;
+  std::map<int, int> by_length;
+  for (int i = 0; i < n; ++i) {
+    const Problem p = sampleProblem(task, rng);
+    ASSERT_EQ(p.operands.size(), 2u);
+    ASSERT_EQ(p.answer, sum(p.operands));
+    const int a = p.operands[0].length(), b = p.operands[1].length();
+    equal += a == b;
+    longest += a == 10 && b == 10;
+    ++by_length[a];
+  }
+  EXPECT_NEAR(equal / double(n), 0.55, 0.015);
+  EXPECT_NEAR(longest / double(n), 0.055, 0.007);
+  ASSERT_EQ(by_length.size(), 10u);  // each operand's length stays uniform
+  for (const auto& [length, count] : by_length) EXPECT_NEAR(count / double(n), 0.1, 0.012) << length;
+}
+
 TEST(SampleProblem, TestLengthIsExact) {
   const plan::TaskPlan task = makeTask(2, 1, DigitOrder::Reversed);
   std::mt19937_64 rng(2);
